@@ -1,0 +1,3 @@
+module github.com/go-timingwheel/timingwheel
+
+go 1.24
