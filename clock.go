@@ -1,0 +1,103 @@
+package timingwheel
+
+import (
+	"sync"
+	"time"
+
+	"github.com/go-timingwheel/timingwheel/delayqueue"
+)
+
+// Clock is where a wheel reads the time and sleeps: the system clock by
+// default, a FakeClock in tests (see WithClock).
+type Clock = delayqueue.Clock
+
+// Alarm is the reusable wake-up a Clock gives the wheel's poller.
+type Alarm = delayqueue.Alarm
+
+// FakeClock is a Clock that moves only when told to, for deterministic tests
+// of code that uses a wheel. A wheel on a FakeClock fires a timer once
+// Advance has moved the clock past its deadline (rounded up to the tick); the
+// wheel's poller does so on its own goroutine, so a test waits for the effect
+// (a callback's signal, a value on Timer.C) rather than assuming it happened
+// when Advance returns.
+//
+// The zero value is not usable; call NewFakeClock. A FakeClock is safe for
+// concurrent use.
+type FakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	alarms map[*fakeAlarm]struct{} // armed alarms
+}
+
+// NewFakeClock returns a FakeClock that reads start until advanced.
+func NewFakeClock(start time.Time) *FakeClock {
+	return &FakeClock{now: start, alarms: make(map[*fakeAlarm]struct{})}
+}
+
+// Now returns the clock's current time.
+func (c *FakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock forward by d (d < 0 is ignored: the clock is
+// monotonic) and fires every alarm whose deadline it reaches.
+func (c *FakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if d > 0 {
+		c.now = c.now.Add(d)
+	}
+	for a := range c.alarms {
+		if !c.now.Before(a.deadline) {
+			c.fireLocked(a)
+		}
+	}
+}
+
+// NewAlarm returns a disarmed alarm driven by Advance.
+func (c *FakeClock) NewAlarm() Alarm {
+	return &fakeAlarm{clock: c, ch: make(chan time.Time, 1)}
+}
+
+func (c *FakeClock) fireLocked(a *fakeAlarm) {
+	delete(c.alarms, a)
+	a.ch <- c.now // cannot block: Set and Stop drain, and an alarm fires once per Set
+}
+
+type fakeAlarm struct {
+	clock    *FakeClock
+	ch       chan time.Time
+	deadline time.Time // protected by clock.mu
+}
+
+func (a *fakeAlarm) C() <-chan time.Time { return a.ch }
+
+func (a *fakeAlarm) Set(deadline time.Time) {
+	c := a.clock
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	a.drain()
+	a.deadline = deadline
+	if c.now.Before(deadline) {
+		c.alarms[a] = struct{}{}
+	} else {
+		c.fireLocked(a)
+	}
+}
+
+func (a *fakeAlarm) Stop() {
+	c := a.clock
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.alarms, a)
+	a.drain()
+}
+
+func (a *fakeAlarm) drain() {
+	select {
+	case <-a.ch:
+	default:
+	}
+}

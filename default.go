@@ -1,0 +1,37 @@
+package timingwheel
+
+import (
+	"sync"
+	"time"
+)
+
+// Default wheel parameters: a 1 ms tick and 512 buckets a level, so level 0
+// spans 512 ms, level 1 about 4.4 minutes and level 2 about 37 hours.
+const (
+	DefaultTick      = time.Millisecond
+	DefaultWheelSize = 512
+)
+
+var defaultWheel = sync.OnceValue(func() *TimingWheel {
+	tw, err := New(DefaultTick, DefaultWheelSize)
+	if err != nil {
+		panic(err) // constants above are valid
+	}
+	return tw
+})
+
+// Default returns the wheel behind the package-level functions, starting it on
+// first use. It runs for the life of the process; do not Stop it.
+func Default() *TimingWheel { return defaultWheel() }
+
+// AfterFunc is Default().AfterFunc: time.AfterFunc on the default wheel.
+func AfterFunc(d time.Duration, f func()) *Timer { return defaultWheel().AfterFunc(d, f) }
+
+// NewTimer is Default().NewTimer: time.NewTimer on the default wheel.
+func NewTimer(d time.Duration) *Timer { return defaultWheel().NewTimer(d) }
+
+// After is Default().After: time.After on the default wheel.
+func After(d time.Duration) <-chan time.Time { return defaultWheel().After(d) }
+
+// ScheduleFunc is Default().ScheduleFunc.
+func ScheduleFunc(s Scheduler, f func()) *Timer { return defaultWheel().ScheduleFunc(s, f) }

@@ -1,0 +1,98 @@
+package timingwheel
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// A Scheduler says when a recurring job runs next.
+type Scheduler interface {
+	// Next returns the time of the run after one scheduled at prev (for the
+	// first run, prev is the time ScheduleFunc was called), or the zero Time
+	// for no more runs. The wheel calls Next from its poller, with the wheel
+	// locked: it must be quick and must not call the wheel or its timers.
+	Next(prev time.Time) time.Time
+}
+
+// Every returns a Scheduler of runs every d, the first d after the schedule
+// starts. It panics if d <= 0, as time.NewTicker does.
+func Every(d time.Duration) Scheduler {
+	if d <= 0 {
+		panic("timingwheel: Every called with non-positive interval")
+	}
+	return every(d)
+}
+
+type every time.Duration
+
+func (e every) Next(prev time.Time) time.Time { return prev.Add(time.Duration(e)) }
+
+// schedule is the part of a ScheduleFunc timer that one-shot timers lack.
+type schedule struct {
+	scheduler Scheduler
+	next      time.Time // the scheduled time of the pending run; protected by wheel.mu
+	// stopGen counts the timer's successful Stops. A run handed to the
+	// executor carries the count it was fired under and does not start if a
+	// Stop has returned true since: that is how "no run starts after Stop
+	// returns" holds without waiting.
+	stopGen atomic.Uint64
+}
+
+// ScheduleFunc calls f, each in its own goroutine (or as the wheel's callback
+// option says), at the times s gives: first s.Next(now), then s.Next of the
+// previous scheduled time, so runs do not drift by the wheel's lateness. A run
+// whose time has already passed (after a stall) fires at the next tick, so
+// missed runs are caught up one per tick, not skipped. Runs of a slow f may
+// overlap. Stop the returned Timer to end the schedule; Reset(d) moves the
+// next run to d from now and continues the schedule from there.
+//
+// If s.Next(now) is the zero Time, f never runs and the Timer is inactive. A
+// nil s or f panics.
+func (tw *TimingWheel) ScheduleFunc(s Scheduler, f func()) *Timer {
+	if s == nil {
+		panic("timingwheel: ScheduleFunc called with nil Scheduler")
+	}
+	if f == nil {
+		panic("timingwheel: ScheduleFunc called with nil func")
+	}
+	t := &Timer{wheel: tw, f: f, kind: kindSchedule, schedule: &schedule{scheduler: s}}
+	now := tw.elapsed()
+	first := s.Next(tw.epoch.Add(time.Duration(now)))
+	if first.IsZero() {
+		return t // stateIdle: Stop reports false
+	}
+	tw.mu.Lock()
+	t.schedule.next = first
+	tw.startLocked(t, tw.scheduledTickLocked(first))
+	tw.mu.Unlock()
+	return t
+}
+
+// scheduledTickLocked returns the due tick of a run scheduled at next: never
+// before next, and never before the tick after currentTick, so that a
+// schedule behind the clock cannot make a flush loop.
+func (tw *TimingWheel) scheduledTickLocked(next time.Time) int64 {
+	return max(tw.dueTick(int64(next.Sub(tw.epoch)), 1), tw.currentTick+1)
+}
+
+// rearmLocked fires a run of the schedule t and arms the next one. It returns
+// the run, gated on no Stop having succeeded in between.
+func (tw *TimingWheel) rearmLocked(t *Timer) func() {
+	s := t.schedule
+	gen, f := s.stopGen.Load(), t.f
+	run := func() {
+		if s.stopGen.Load() == gen {
+			f()
+		}
+	}
+	next := s.scheduler.Next(s.next)
+	if next.IsZero() {
+		tw.pending--
+		t.state = stateFired
+		return run
+	}
+	s.next = next
+	t.deadline = tw.scheduledTickLocked(next)
+	tw.insertLocked(t)
+	return run
+}
