@@ -23,16 +23,16 @@ const chunk = 256
 //
 // All methods are safe for concurrent use.
 type TimingWheel struct {
-	tick    int64 // nanoseconds per tick of level 0
-	bits    uint  // log2(wheelSize)
-	size    int64 // wheelSize: buckets per level, a power of two
-	clock   Clock
-	system  bool      // clock is the system clock: read it with time.Since
-	epoch   time.Time // tick 0; carries the monotonic reading on the system clock
-	queue   *delayqueue.DelayQueue[*bucket]
-	exec    executor
-	exit    chan struct{} // closed by Stop
-	done    chan struct{} // closed when the poller returns
+	tick     int64 // nanoseconds per tick of level 0
+	bits     uint  // log2(wheelSize)
+	size     int64 // wheelSize: buckets per level, a power of two
+	clock    Clock
+	system   bool      // clock is the system clock: read it with time.Since
+	epoch    time.Time // tick 0; carries the monotonic reading on the system clock
+	queue    *delayqueue.DelayQueue[*bucket]
+	exec     executor
+	exit     chan struct{} // closed by Stop
+	done     chan struct{} // closed when the poller returns
 	stopOnce sync.Once
 
 	// mu protects the wheel: every level, bucket and timer state, the
@@ -45,7 +45,7 @@ type TimingWheel struct {
 	// currentTick rounded down to a multiple of wheelSize^L ticks.
 	currentTick int64
 	levels      [][]bucket // levels[L] has wheelSize buckets of wheelSize^L ticks each
-	stopped     bool // set by Stop
+	stopped     bool       // set by Stop
 	// pending counts timers that will fire; the others count events.
 	pending      int
 	fired        uint64
