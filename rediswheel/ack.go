@@ -1,0 +1,78 @@
+package rediswheel
+
+import (
+	"context"
+	"fmt"
+)
+
+// An outcome is a finished delivery on its way to Redis.
+type outcome struct {
+	d     *delivery
+	kind  string // ok, retry, dead or release: see lua/settle.lua
+	delay int64  // retry delay, ms
+	err   string // the handler's error, stored as the task's last error
+}
+
+// Codes returned by the settle script, one per outcome.
+const (
+	settleRejected  = 0 // the token was stale: another worker owns the task
+	settleDone      = 1
+	settleRetry     = 2
+	settleDead      = 3
+	settleCancelled = 4
+	settleReleased  = 5
+)
+
+// settleLoop sends outcomes to Redis until r.outcomes is closed, batching
+// whatever has queued up meanwhile into one script call per shard. Under
+// load the batches grow by themselves; when idle each ack goes out at once.
+//
+// A failed call is reported and not retried: its tasks keep their leases,
+// which run out, and the tasks are delivered again (at-least-once).
+func (r *runner) settleLoop() {
+	for o := range r.outcomes {
+		byShard := map[int][]outcome{o.d.shard: {o}}
+		n := 1
+	more:
+		for n < 4*maxBatch {
+			select {
+			case o, ok := <-r.outcomes:
+				if !ok {
+					break more
+				}
+				byShard[o.d.shard] = append(byShard[o.d.shard], o)
+				n++
+			default:
+				break more
+			}
+		}
+		for shard, os := range byShard {
+			for len(os) > 0 {
+				k := min(len(os), maxBatch)
+				ctx, cancel := context.WithTimeout(r.bgctx, finalTimeout)
+				if _, err := r.q.settle(ctx, shard, os[:k]); err != nil {
+					r.report(err)
+				}
+				cancel()
+				os = os[k:]
+			}
+		}
+	}
+}
+
+// settle applies outcomes, all in shard, and returns one settle code each.
+func (q *Queue) settle(ctx context.Context, shard int, os []outcome) ([]int64, error) {
+	args := make([]any, 0, 2+5*len(os))
+	args = append(args, q.opts.MaxDead, q.opts.MaxAttempts)
+	for _, o := range os {
+		args = append(args, o.d.task.Key, o.d.token, o.kind, o.delay, o.err)
+	}
+	codes, err := settleScript.Run(ctx, q.client, q.keys[shard], args...).Int64Slice()
+	if err == nil && len(codes) != len(os) {
+		err = fmt.Errorf("unexpected reply %v", codes)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("rediswheel: settle shard %d: %w", shard, err)
+	}
+	return codes, nil
+}

@@ -1,0 +1,17 @@
+-- extend: ARGV lease ms, then per task: key, token. Pushes each lease the
+-- caller still owns to now + lease ms. Returns one code per task: 0 lost (the
+-- token is not current), 1 extended, 2 extended but cancelled.
+local lease_ms = tonumber(ARGV[1])
+local now = now_ms()
+local res = {}
+for i = 2, #ARGV, 2 do
+  local k = ARGV[i]
+  local code = 0
+  if redis.call('HGET', ctl, 't|' .. k) == ARGV[i + 1] and redis.call('ZSCORE', lease, k) then
+    redis.call('ZADD', lease, 'XX', now + lease_ms, k)
+    code = 1
+    if redis.call('HEXISTS', ctl, 'x|' .. k) == 1 then code = 2 end
+  end
+  res[#res + 1] = code
+end
+return res

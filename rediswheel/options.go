@@ -1,0 +1,124 @@
+package rediswheel
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+)
+
+// Defaults for the zero fields of Options.
+const (
+	DefaultShards      = 16
+	DefaultLease       = 30 * time.Second
+	DefaultMaxAttempts = 25
+	DefaultConcurrency = 64
+	DefaultMaxDead     = 10000
+)
+
+// Limits checked by New and by the task operations.
+const (
+	MaxShards    = 1024
+	MinLease     = 100 * time.Millisecond
+	MaxKeyLen    = 1024
+	maxNamespace = 128
+)
+
+// Options configures a Queue. The zero value of each field means its default.
+//
+// Every process that shares a Namespace must use the same Shards: a task's
+// shard is hash(key) mod Shards, so a process with another count looks for
+// keys in the wrong shards. The other fields may differ between processes;
+// the worker that finishes a delivery applies its own MaxAttempts and Backoff.
+type Options struct {
+	// Namespace prefixes every key; one namespace is one logical wheel. It
+	// must be non-empty, at most 128 bytes, and free of '{', '}' and spaces.
+	Namespace string
+	// Shards is the number of shards, each hash-tagged to one cluster slot
+	// (default 16, at most 1024). More shards spread a namespace over more
+	// cluster masters; each idle Run polls every shard about once a second.
+	Shards int
+	// Lease is how long a claimed task stays owned by its worker before it is
+	// delivered again; Run extends it every Lease/3 while the handler runs
+	// (default 30s, at least 100ms).
+	Lease time.Duration
+	// MaxAttempts is the number of deliveries after which a failing task goes
+	// to the dead set (default 25).
+	MaxAttempts int
+	// Backoff gives the delay before the next delivery after failed attempt
+	// number attempt (1-based). Default DefaultBackoff.
+	Backoff func(attempt int) time.Duration
+	// Concurrency is the number of handlers one Run runs at once (default 64).
+	// Run claims no more tasks than it has free handlers.
+	Concurrency int
+	// MaxDead caps each shard's dead set; past it the oldest dead tasks are
+	// dropped, a few per failure (default 10000).
+	MaxDead int
+	// OnError, if set, receives the errors Run cannot return: failed claims,
+	// heartbeats and acks. Run retries them itself; a task whose ack was lost
+	// is delivered again after its lease. It must not block.
+	OnError func(error)
+}
+
+// DefaultBackoff is exponential with full jitter: a uniformly random delay in
+// [0, min(1h, 1s * 2^(attempt-1))], so that tasks failing together do not
+// retry together. With 25 attempts a task that always fails dies after about 6.5 hours on average.
+func DefaultBackoff(attempt int) time.Duration {
+	const base, ceiling = time.Second, time.Hour
+	limit := ceiling
+	if attempt < 1 {
+		attempt = 1
+	}
+	if attempt <= 13 { // 2^12 s > 1h: beyond that the cap applies
+		limit = min(ceiling, base<<(attempt-1))
+	}
+	return rand.N(limit + 1)
+}
+
+// withDefaults validates o and fills in its zero fields.
+func (o Options) withDefaults() (Options, error) {
+	if o.Namespace == "" || len(o.Namespace) > maxNamespace || strings.ContainsAny(o.Namespace, "{} \t\r\n") {
+		return o, fmt.Errorf("%w: %q (non-empty, at most %d bytes, no braces or spaces)", ErrNamespace, o.Namespace, maxNamespace)
+	}
+	check := []struct {
+		bad  bool
+		what string
+	}{
+		{o.Shards < 0 || o.Shards > MaxShards, fmt.Sprintf("Shards %d (want 0..%d)", o.Shards, MaxShards)},
+		{o.Lease < 0 || (o.Lease > 0 && o.Lease < MinLease), fmt.Sprintf("Lease %v (want 0 or at least %v)", o.Lease, MinLease)},
+		{o.MaxAttempts < 0, fmt.Sprintf("MaxAttempts %d", o.MaxAttempts)},
+		{o.Concurrency < 0, fmt.Sprintf("Concurrency %d", o.Concurrency)},
+		{o.MaxDead < 0, fmt.Sprintf("MaxDead %d", o.MaxDead)},
+	}
+	for _, c := range check {
+		if c.bad {
+			return o, fmt.Errorf("%w: %s", ErrOptions, c.what)
+		}
+	}
+	if o.Shards == 0 {
+		o.Shards = DefaultShards
+	}
+	if o.Lease == 0 {
+		o.Lease = DefaultLease
+	}
+	if o.MaxAttempts == 0 {
+		o.MaxAttempts = DefaultMaxAttempts
+	}
+	if o.Concurrency == 0 {
+		o.Concurrency = DefaultConcurrency
+	}
+	if o.MaxDead == 0 {
+		o.MaxDead = DefaultMaxDead
+	}
+	if o.Backoff == nil {
+		o.Backoff = DefaultBackoff
+	}
+	return o, nil
+}
+
+func checkKey(key string) error {
+	if key == "" || len(key) > MaxKeyLen {
+		return fmt.Errorf("%w: length %d (want 1..%d)", ErrKey, len(key), MaxKeyLen)
+	}
+	return nil
+}

@@ -1,0 +1,47 @@
+package rediswheel
+
+import (
+	"embed"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The Lua scripts live in lua/, one per operation; each is prefixed with
+// lua/common.lua. Every script takes the five keys of one shard (see
+// shardKeys) and reads the clock with TIME, so it is atomic, runs on one
+// cluster slot, and does work bounded by its arguments.
+//
+//go:embed lua/*.lua
+var luaFiles embed.FS
+
+var (
+	addScript     = loadScript("add")
+	cancelScript  = loadScript("cancel")
+	claimScript   = loadScript("claim")
+	settleScript  = loadScript("settle")
+	extendScript  = loadScript("extend")
+	requeueScript = loadScript("requeue")
+	deadScript    = loadScript("dead")
+	statsScript   = loadScript("stats")
+)
+
+func loadScript(name string) *redis.Script {
+	common, err := luaFiles.ReadFile("lua/common.lua")
+	if err != nil {
+		panic(err)
+	}
+	src, err := luaFiles.ReadFile("lua/" + name + ".lua")
+	if err != nil {
+		panic(err)
+	}
+	return redis.NewScript(string(common) + "\n" + string(src))
+}
+
+// shardKeys names the keys of shard i of namespace ns, in the order the
+// scripts expect: due, lease, dead, body, ctl. The hash tag {ns.i} puts them
+// in one cluster slot.
+func shardKeys(ns string, i int) []string {
+	tag := "{" + ns + "." + strconv.Itoa(i) + "}"
+	return []string{tag + ":due", tag + ":lease", tag + ":dead", tag + ":body", tag + ":ctl"}
+}

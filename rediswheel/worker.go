@@ -1,0 +1,312 @@
+package rediswheel
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Handler runs one delivery of a task. Returning nil finishes the task: it is
+// deleted. Returning an error schedules another delivery after
+// Options.Backoff, or moves the task to the dead set once it has had
+// MaxAttempts deliveries or the error is Permanent. A panic counts as an
+// error. ctx is cancelled when Run's context ends, when Cancel is called for
+// the task, or when the lease is lost; context.Cause tells which.
+//
+// Delivery is at-least-once: a handler may see the same task again after a
+// crash, a lost ack or a lost lease, so it should be idempotent by Task.Key.
+type Handler func(ctx context.Context, t Task) error
+
+// Task is one delivery of a task.
+type Task struct {
+	Key     string
+	Payload []byte
+	// Attempt counts deliveries, from 1. A crash or a lost lease counts; a
+	// delivery released because Run was stopping does not.
+	Attempt int
+	// Due is when this delivery became due, by the Redis clock, to the
+	// millisecond: the task's time, or the retry time after a failure. The
+	// delivery never starts before it.
+	Due time.Time
+}
+
+const (
+	// maxBatch caps the tasks one claim or settle call moves, so a backlog
+	// drains in many short scripts rather than one long one.
+	maxBatch = 128
+	// reapBatch caps the expired leases one claim call reclaims.
+	reapBatch = 64
+	// maxSleep caps an idle poller's sleep: tasks added by other processes
+	// are seen at most this late.
+	maxSleep = time.Second
+	// errorSleep is the pause after a failed claim (Redis down or failing
+	// over); the backlog is kept in Redis meanwhile.
+	errorSleep = 250 * time.Millisecond
+	// finalTimeout bounds the Redis calls a stopping Run makes to settle its
+	// last tasks.
+	finalTimeout = 5 * time.Second
+	// maxErrorText caps the last error stored with a task.
+	maxErrorText = 1024
+)
+
+// Run delivers due tasks of the namespace to h until ctx ends, then waits for
+// its running handlers (whose contexts are cancelled), settles their results
+// with Redis and returns nil. No goroutine of Run outlives it.
+//
+// Run claims at most as many tasks as it has free handlers (Concurrency),
+// polls again at once while claims come back full, and otherwise sleeps until
+// the earliest due time in Redis, at most a second; an Add through this Queue
+// of an earlier task wakes it. Any number of Runs, in any number of
+// processes, may share a namespace. Run panics if h is nil.
+func (q *Queue) Run(ctx context.Context, h Handler) error {
+	if h == nil {
+		panic("rediswheel: Run with nil Handler")
+	}
+	r := &runner{
+		q:        q,
+		h:        h,
+		slots:    make(chan struct{}, q.opts.Concurrency),
+		freed:    make(chan struct{}, 1),
+		outcomes: make(chan outcome, q.opts.Concurrency),
+		leases:   map[*delivery]struct{}{},
+		bgctx:    context.WithoutCancel(ctx),
+	}
+	stopBeat := make(chan struct{})
+	var bg sync.WaitGroup
+	bg.Add(2)
+	go func() { defer bg.Done(); r.heartbeat(stopBeat) }()
+	go func() { defer bg.Done(); r.settleLoop() }()
+
+	r.poll(ctx)
+
+	r.handlers.Wait()
+	close(stopBeat)
+	close(r.outcomes)
+	bg.Wait()
+	return nil
+}
+
+// runner is the state of one Run.
+type runner struct {
+	q     *Queue
+	h     Handler
+	bgctx context.Context // Run's context without its cancellation
+
+	slots    chan struct{} // one element per running handler
+	freed    chan struct{} // buffered 1: a slot was released
+	handlers sync.WaitGroup
+	outcomes chan outcome // finished deliveries, to settleLoop
+
+	// mu guards leases, the deliveries whose handlers are running and whose
+	// leases heartbeat extends.
+	mu     sync.Mutex
+	leases map[*delivery]struct{}
+}
+
+// A delivery is one claimed task: its shard, the fencing token that proves
+// ownership, and the cancel func of its handler's context.
+type delivery struct {
+	shard  int
+	token  string
+	task   Task
+	cancel context.CancelCauseFunc
+}
+
+// poll claims and starts due tasks until ctx ends.
+func (r *runner) poll(ctx context.Context) {
+	q := r.q
+	sl := q.addSleeper()
+	defer q.removeSleeper(sl)
+	n := len(q.keys)
+	for ctx.Err() == nil {
+		// While sweeping, any Add must wake us: we may have passed its shard.
+		sl.until.Store(math.MaxInt64)
+		select {
+		case <-sl.wake:
+		default:
+		}
+		var (
+			full, failed bool
+			wakeAt       = time.Now().Add(maxSleep)
+			redisNow     int64
+		)
+		first := rand.N(n) // no shard is always served last
+		for i := range n {
+			shard := (first + i) % n
+			free := cap(r.slots) - len(r.slots)
+			if free == 0 {
+				full = true
+				break
+			}
+			limit := min(free, maxBatch)
+			c, err := q.claim(ctx, shard, limit, q.opts.Lease)
+			if err != nil {
+				if ctx.Err() == nil {
+					r.report(err)
+					failed = true
+				}
+				continue
+			}
+			redisNow = c.now
+			for _, d := range c.tasks {
+				r.start(ctx, d)
+			}
+			if len(c.tasks) == limit {
+				full = true
+			}
+			if c.next >= 0 {
+				wakeAt = minTime(wakeAt, c.at.Add(time.Duration(c.next-c.now)*time.Millisecond))
+			}
+		}
+		switch {
+		case ctx.Err() != nil:
+			return
+		case cap(r.slots) == len(r.slots):
+			// Backpressure: nothing more to claim until a handler finishes.
+			select {
+			case <-ctx.Done():
+			case <-r.freed:
+			}
+			continue
+		case full:
+			continue
+		case failed:
+			wakeAt = time.Now().Add(errorSleep)
+		}
+		d := time.Until(wakeAt)
+		if d <= 0 {
+			continue
+		}
+		if redisNow > 0 {
+			sl.until.Store(redisNow + d.Milliseconds())
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+		case <-sl.wake:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// start runs the handler for d in a goroutine that holds a slot.
+func (r *runner) start(ctx context.Context, d *delivery) {
+	r.slots <- struct{}{} // never blocks: poll claims only free slots
+	hctx, cancel := context.WithCancelCause(ctx)
+	d.cancel = cancel
+	r.mu.Lock()
+	r.leases[d] = struct{}{}
+	r.mu.Unlock()
+	r.handlers.Add(1)
+	go func() {
+		defer r.handlers.Done()
+		err := r.call(hctx, d.task)
+		cancel(nil)
+		r.mu.Lock()
+		delete(r.leases, d)
+		r.mu.Unlock()
+		r.outcomes <- r.outcomeOf(ctx, d, err)
+		<-r.slots
+		select {
+		case r.freed <- struct{}{}:
+		default:
+		}
+	}()
+}
+
+// call runs the handler, turning a panic into an error.
+func (r *runner) call(ctx context.Context, t Task) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("rediswheel: handler panic: %v", p)
+		}
+	}()
+	return r.h(ctx, t)
+}
+
+// outcomeOf decides what becomes of a delivery whose handler returned err.
+func (r *runner) outcomeOf(runCtx context.Context, d *delivery, err error) outcome {
+	o := outcome{d: d}
+	switch {
+	case err == nil:
+		o.kind = "ok"
+	case IsPermanent(err):
+		o.kind, o.err = "dead", err.Error()
+	case runCtx.Err() != nil:
+		// Interrupted by shutdown: deliver again at once, attempt not counted.
+		o.kind = "release"
+	default:
+		o.kind, o.err = "retry", err.Error()
+		o.delay = durationMilliCeil(r.q.opts.Backoff(d.task.Attempt))
+	}
+	if len(o.err) > maxErrorText {
+		o.err = o.err[:maxErrorText]
+	}
+	return o
+}
+
+func (r *runner) report(err error) {
+	if r.q.opts.OnError != nil {
+		r.q.opts.OnError(err)
+	}
+}
+
+// claimed is the reply of one claim call.
+type claimed struct {
+	now   int64     // Redis time, ms
+	next  int64     // earliest due time or lease deadline left, ms; -1 if none
+	at    time.Time // local time the reply arrived
+	tasks []*delivery
+}
+
+// claim leases up to limit due tasks of shard for lease, after reaping expired
+// leases there.
+func (q *Queue) claim(ctx context.Context, shard, limit int, lease time.Duration) (claimed, error) {
+	args := []any{limit, lease.Milliseconds(), q.opts.MaxAttempts, reapBatch, q.opts.MaxDead}
+	v, err := claimScript.Run(ctx, q.client, q.keys[shard], args...).Slice()
+	if err != nil {
+		return claimed{}, fmt.Errorf("rediswheel: claim shard %d: %w", shard, err)
+	}
+	c := claimed{at: time.Now()}
+	bad := func() (claimed, error) {
+		return claimed{}, fmt.Errorf("rediswheel: claim shard %d: unexpected reply %v", shard, v)
+	}
+	if len(v) < 2 || (len(v)-2)%5 != 0 {
+		return bad()
+	}
+	var ok1, ok2 bool
+	c.now, ok1 = v[0].(int64)
+	c.next, ok2 = v[1].(int64)
+	if !ok1 || !ok2 {
+		return bad()
+	}
+	for i := 2; i < len(v); i += 5 {
+		key, ok1 := v[i].(string)
+		payload, ok2 := v[i+1].(string)
+		attempt, ok3 := v[i+2].(int64)
+		dueText, ok4 := v[i+3].(string)
+		token, ok5 := v[i+4].(int64)
+		due, err := strconv.ParseFloat(dueText, 64)
+		if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || err != nil {
+			return bad()
+		}
+		c.tasks = append(c.tasks, &delivery{
+			shard: shard,
+			token: strconv.FormatInt(token, 10),
+			task:  Task{Key: key, Payload: []byte(payload), Attempt: int(attempt), Due: time.UnixMilli(int64(due))},
+		})
+	}
+	return c, nil
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
