@@ -1,0 +1,52 @@
+# make demo   the main job: the wheel beside time.AfterFunc on a simulated server (needs only Go)
+# make test   vet, then every package's tests under -race, Redis included (installs and starts it)
+# make bench  benchmarks and docs/BENCHMARKS.md (BENCH_QUICK=1 for a run under 5 minutes)
+# make lint / make cover / make fuzz
+
+GO      ?= go
+FUZZTIME ?= 30s
+
+.PHONY: all demo test vet test-core test-redis bench bench-core lint cover fuzz
+
+all: test
+
+demo:
+	$(GO) run ./cmd/demo $(DEMO_FLAGS)
+
+test: vet test-core test-redis
+
+vet:
+	$(GO) vet ./...
+	cd rediswheel && $(GO) vet ./...
+	cd bench && $(GO) vet ./...
+
+test-core:
+	$(GO) test -race -count=1 -timeout 8m ./...
+
+# The Redis servers are started and stopped by pid by scripts/redis.sh, even
+# when the tests fail.
+test-redis:
+	@set -e; \
+	trap 'scripts/redis.sh down' EXIT; \
+	scripts/redis.sh up; \
+	. ./.redis/env; \
+	cd rediswheel && REDISWHEEL_REQUIRE=1 $(GO) test -race -count=1 -timeout 8m ./...
+
+# Root-package benchmarks against the runtime's timers, in one run.
+bench-core:
+	$(GO) test -run '^$$' -bench 'AfterFuncStop|Reset|HeapPerTimer' -benchtime=200000x -count 6 . | tee bench-core.txt
+
+bench:
+	$(MAKE) -C bench report
+
+lint:
+	@test -z "$$(gofmt -l . | tee /dev/stderr)" || (echo "gofmt: files above need formatting"; exit 1)
+	$(GO) vet ./...
+	cd rediswheel && $(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@2025.1.1 ./...
+
+cover:
+	$(GO) test -count=1 -coverprofile=coverage.out ./... && $(GO) tool cover -func=coverage.out | tail -1
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz=FuzzAPISequence -fuzztime=$(FUZZTIME) .

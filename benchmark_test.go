@@ -1,0 +1,159 @@
+package timingwheel
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// The benchmarks below run the same workload on this wheel ("wheel") and on
+// the runtime's timers ("runtime") in one run, so that their ratio is
+// meaningful on a noisy machine: benchstat -col /impl compares them.
+// Pending timers are spread over an hour, as the deadlines of a busy server.
+
+var pendingCounts = []int{0, 1_000, 100_000, 1_000_000}
+
+func noop() {}
+
+// spread returns a duration in [1 min, 1 h).
+func spread(r *rand.Rand) time.Duration {
+	return time.Minute + time.Duration(r.Int64N(int64(59*time.Minute)))
+}
+
+type impl struct {
+	name  string
+	setup func(b *testing.B) (afterFunc func(time.Duration, func()) stopper, done func())
+}
+
+type stopper interface {
+	Stop() bool
+	Reset(time.Duration) bool
+}
+
+var impls = []impl{
+	{"wheel", func(b *testing.B) (func(time.Duration, func()) stopper, func()) {
+		tw, err := New(DefaultTick, DefaultWheelSize)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return func(d time.Duration, f func()) stopper { return tw.AfterFunc(d, f) }, tw.Stop
+	}},
+	{"runtime", func(b *testing.B) (func(time.Duration, func()) stopper, func()) {
+		return func(d time.Duration, f func()) stopper { return time.AfterFunc(d, f) }, func() {}
+	}},
+}
+
+// fill arms n far-future timers and returns a function that stops them all.
+func fill(b *testing.B, afterFunc func(time.Duration, func()) stopper, n int) func() {
+	return fillInto(b, afterFunc, make([]stopper, n))
+}
+
+// fillInto arms len(ts) timers into ts, which the caller allocated so that
+// its own size is not counted as the timers'.
+func fillInto(b *testing.B, afterFunc func(time.Duration, func()) stopper, ts []stopper) func() {
+	r := rand.New(rand.NewPCG(1, uint64(len(ts))))
+	for i := range ts {
+		ts[i] = afterFunc(spread(r), noop)
+	}
+	return func() {
+		for _, t := range ts {
+			if !t.Stop() {
+				b.Fatal("Stop of a pending background timer returned false")
+			}
+		}
+	}
+}
+
+// BenchmarkAfterFuncStop measures arming a timer and cancelling it, the life
+// of most timeouts in a network server, with n other timers pending.
+func BenchmarkAfterFuncStop(b *testing.B) {
+	for _, n := range pendingCounts {
+		for _, im := range impls {
+			b.Run(fmt.Sprintf("pending=%d/impl=%s", n, im.name), func(b *testing.B) {
+				afterFunc, done := im.setup(b)
+				defer done()
+				stopAll := fill(b, afterFunc, n)
+				defer stopAll()
+				r := rand.New(rand.NewPCG(2, 3))
+				ds := make([]time.Duration, 1024)
+				for i := range ds {
+					ds[i] = spread(r)
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					t := afterFunc(ds[i&1023], noop)
+					if !t.Stop() {
+						b.Fatal("Stop returned false: the benchmark did not measure a cancel")
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkReset measures moving a pending timer's deadline, as an idle
+// timeout re-armed on every read does, with n other timers pending.
+func BenchmarkReset(b *testing.B) {
+	for _, n := range pendingCounts {
+		for _, im := range impls {
+			b.Run(fmt.Sprintf("pending=%d/impl=%s", n, im.name), func(b *testing.B) {
+				afterFunc, done := im.setup(b)
+				defer done()
+				stopAll := fill(b, afterFunc, n)
+				defer stopAll()
+				r := rand.New(rand.NewPCG(4, 5))
+				ds := make([]time.Duration, 1024)
+				for i := range ds {
+					ds[i] = spread(r)
+				}
+				t := afterFunc(time.Hour, noop)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if !t.Reset(ds[i&1023]) {
+						b.Fatal("Reset of a pending timer returned false")
+					}
+				}
+				b.StopTimer()
+				if !t.Stop() {
+					b.Fatal("the reset timer was not pending at the end")
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkHeapPerTimer reports the live heap each pending timer costs
+// (B/timer, after a full GC), and what stays live once all are stopped.
+func BenchmarkHeapPerTimer(b *testing.B) {
+	const n = 1_000_000
+	for _, im := range impls {
+		b.Run("impl="+im.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				afterFunc, done := im.setup(b)
+				ts := make([]stopper, n)
+				before := liveHeap()
+				stopAll := fillInto(b, afterFunc, ts)
+				pending := liveHeap()
+				stopAll()
+				clear(ts) // what stays live now is the implementation's own
+				after := liveHeap()
+				done()
+				runtime.KeepAlive(ts)
+				b.ReportMetric(float64(pending-before)/n, "B/timer")
+				b.ReportMetric(float64(after-before)/n, "B/stopped")
+			}
+		})
+	}
+}
+
+func liveHeap() int64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}

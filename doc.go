@@ -1,0 +1,95 @@
+// Package timingwheel is a hierarchical timing wheel for Go: timers with the
+// API of package time (AfterFunc, NewTimer, After, Timer.Stop, Timer.Reset)
+// that stay cheap with a million pending, never fire early, and cost nothing
+// while nothing is due.
+//
+//	tw, err := timingwheel.New(time.Millisecond, 512)
+//	if err != nil { ... }
+//	defer tw.Stop()
+//	t := tw.AfterFunc(30*time.Second, func() { conn.Close() })
+//	...
+//	t.Stop() // the request finished in time
+//
+// The package-level AfterFunc, NewTimer and After use a default wheel (1 ms
+// tick, 512 buckets a level), so replacing time.AfterFunc is a one-word change.
+//
+// # Design
+//
+// The wheel is the one Kafka uses for its request purgatory. Level 0 has
+// wheelSize buckets of one tick each. A timer too far ahead for level 0 goes
+// to level 1, whose buckets are wheelSize ticks wide, and so on: level L has
+// buckets of wheelSize^L ticks, and is created the first time a timer needs
+// it. Each non-empty bucket is offered to a DelayQueue (package delayqueue)
+// under its expiration, the tick at which its range starts. One poller
+// goroutine sleeps until the earliest bucket is due, advances the wheel's
+// current time to that bucket's expiration and re-inserts its timers: those
+// due fire, the rest drop to a finer level. A bucket is offered only when its
+// expiration changes, and the poller is woken early, without blocking the
+// caller, only when an offer moves the earliest expiration earlier, so no
+// goroutine wakes for empty ticks. Timers are intrusive list nodes (one
+// allocation per AfterFunc), time is integer ticks on the monotonic clock,
+// and adds, stops and the poller's advance-and-flush exclude each other
+// under one lock, as Kafka's SystemTimer requires.
+//
+// With wheelSize rounded to a power of two (8 here, 512 by default), the
+// levels of a 1 ms wheel are:
+//
+//	level  bucket width        span (wheelSize buckets)   default wheel (512): span
+//	0      1 tick   =  1 ms       8 ms                      512 ms
+//	1      8 ticks  =  8 ms      64 ms                      4.4 min
+//	2      64 ticks = 64 ms     512 ms                      37 h
+//	3      512 ticks            4.1 s                       2.2 years
+//
+// # Never early: a worked cascade
+//
+// Kafka gives a timer the bucket whose range contains its deadline and fires
+// the bucket when its range starts, so a timer can fire up to a tick early.
+// This wheel rounds the deadline up to a whole tick instead: a timer set for
+// d at clock time e is due at tick D = ceil((e+d)/tick), and fires only once
+// the wheel's current tick has reached D, which it does only when the clock
+// reads at least D ticks. Higher levels fire nothing; they only cascade.
+//
+// Take the 8-bucket, 1 ms wheel above, started at 0, and AfterFunc(100.3ms)
+// called at 0.2 ms. The deadline is 100.5 ms, so D = 101.
+//
+//   - Insert at current tick 0. Level 0 holds ticks 0..7: no. Level 1 holds
+//     slots 0..7 of 8 ticks (ticks 0..63): 101>>3 = 12, no. Level 2 holds
+//     slots of 64 ticks: 101>>6 = 1, so bucket 1 of level 2, which expires
+//     at the start of its slot, tick 64. The poller sleeps until 64 ms.
+//   - At 64 ms the poller takes that bucket; the current tick becomes 64.
+//     Re-inserted, the timer is 37 ticks ahead: not level 0 (8 ticks), but
+//     level 1, slot 101>>3 = 12 (bucket 12 mod 8 = 4), expiring at tick 96.
+//   - At 96 ms: 101 - 96 = 5 ticks ahead, so level 0, bucket 101 mod 8 = 5,
+//     expiring at tick 101 itself (a level-0 slot is one tick).
+//   - At 101 ms the bucket is due, the timer's D = 101 is not after the
+//     current tick, and f starts: 0.5 ms after the deadline, never before.
+//     Kafka's rule would have fired it at 100 ms, 0.5 ms early.
+//
+// # Guarantees
+//
+//   - Never early: a callback starts, or a value is sent on C, only after d
+//     has elapsed on the monotonic clock, at every level and after every
+//     cascade; at most one tick plus scheduling delay late.
+//   - Exact Stop: for every arming of a timer exactly one of "a Stop returned
+//     true" and "the timer fired" holds, even while the poller cascades it.
+//   - Reset returns what time.Timer.Reset returns and re-arms a fired
+//     AfterFunc timer; channel timers follow Go 1.23 semantics (no stale
+//     value after Stop or Reset returns).
+//   - ScheduleFunc runs from the previous scheduled time (no drift), and no
+//     run starts after a Stop that returned true.
+//   - d <= 0 fires promptly and asynchronously; durations up to
+//     math.MaxInt64 saturate instead of wrapping.
+//   - Stop of the wheel is idempotent, drops and releases pending timers,
+//     and leaves no goroutine behind; adds after it neither block nor fire.
+//   - Adds never block on the poller: they hold the wheel's lock for a
+//     constant amount of work, and the poller moves at most 256 timers per
+//     hold of it.
+//
+// # Differences from package time
+//
+// Timer.C has capacity one (time's reports zero since Go 1.23). Callbacks
+// run on a new goroutine each by default, as time.AfterFunc's do;
+// WithWorkerPool and WithInlineCallbacks trade that for lower cost. Lateness
+// is bounded by the tick, not by the runtime's netpoller. Use WithClock and
+// a FakeClock to test code built on a wheel without sleeping.
+package timingwheel
