@@ -1,0 +1,210 @@
+package rediswheel
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestNewRejectsBadOptions(t *testing.T) {
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialled
+	defer c.Close()
+	cases := []struct {
+		name string
+		opts Options
+		want error
+	}{
+		{"empty namespace", Options{}, ErrNamespace},
+		{"brace in namespace", Options{Namespace: "a{b"}, ErrNamespace},
+		{"closing brace in namespace", Options{Namespace: "a}b"}, ErrNamespace},
+		{"space in namespace", Options{Namespace: "a b"}, ErrNamespace},
+		{"long namespace", Options{Namespace: strings.Repeat("n", 129)}, ErrNamespace},
+		{"negative shards", Options{Namespace: "n", Shards: -1}, ErrOptions},
+		{"too many shards", Options{Namespace: "n", Shards: MaxShards + 1}, ErrOptions},
+		{"negative lease", Options{Namespace: "n", Lease: -time.Second}, ErrOptions},
+		{"tiny lease", Options{Namespace: "n", Lease: time.Millisecond}, ErrOptions},
+		{"negative attempts", Options{Namespace: "n", MaxAttempts: -1}, ErrOptions},
+		{"negative concurrency", Options{Namespace: "n", Concurrency: -1}, ErrOptions},
+		{"negative dead cap", Options{Namespace: "n", MaxDead: -1}, ErrOptions},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			q, err := New(c, tc.opts)
+			assert.Nil(t, q)
+			assert.ErrorIs(t, err, tc.want)
+		})
+	}
+	_, err := New(nil, Options{Namespace: "n"})
+	assert.ErrorIs(t, err, ErrOptions, "nil client")
+
+	q, err := New(c, Options{Namespace: "n"})
+	require.NoError(t, err)
+	assert.Equal(t, DefaultShards, len(q.keys))
+	assert.Equal(t, DefaultLease, q.opts.Lease)
+	assert.Equal(t, DefaultMaxAttempts, q.opts.MaxAttempts)
+	assert.Equal(t, DefaultConcurrency, q.opts.Concurrency)
+	assert.Equal(t, DefaultMaxDead, q.opts.MaxDead)
+	assert.Equal(t, []string{"{n.3}:due", "{n.3}:lease", "{n.3}:dead", "{n.3}:body", "{n.3}:ctl"}, q.keys[3])
+
+	// Bad keys are refused before any call to Redis.
+	ctx := context.Background()
+	for _, key := range []string{"", strings.Repeat("k", MaxKeyLen+1)} {
+		_, err = q.Add(ctx, key, nil, time.Now())
+		assert.ErrorIs(t, err, ErrKey)
+		_, err = q.AddAfter(ctx, key, nil, 0)
+		assert.ErrorIs(t, err, ErrKey)
+		assert.ErrorIs(t, q.Replace(ctx, key, nil, time.Now()), ErrKey)
+		_, err = q.Cancel(ctx, key)
+		assert.ErrorIs(t, err, ErrKey)
+		_, err = q.Requeue(ctx, key)
+		assert.ErrorIs(t, err, ErrKey)
+	}
+	assert.PanicsWithValue(t, "rediswheel: Run with nil Handler", func() { q.Run(ctx, nil) })
+}
+
+func TestDefaultBackoff(t *testing.T) {
+	for attempt := range 40 {
+		limit := time.Hour
+		if attempt < 13 {
+			limit = min(time.Hour, time.Second<<max(attempt-1, 0))
+		}
+		for range 100 {
+			d := DefaultBackoff(attempt)
+			require.GreaterOrEqual(t, d, time.Duration(0))
+			require.LessOrEqual(t, d, limit, "attempt %d", attempt)
+		}
+	}
+}
+
+func TestMilliRounding(t *testing.T) {
+	base := time.UnixMilli(1_700_000_000_000)
+	assert.Equal(t, int64(1_700_000_000_000), unixMilliCeil(base))
+	assert.Equal(t, int64(1_700_000_000_001), unixMilliCeil(base.Add(time.Nanosecond)), "never early: round up")
+	assert.Equal(t, int64(0), unixMilliCeil(time.Time{}), "before 1970: due at once")
+	assert.Equal(t, int64(0), durationMilliCeil(-time.Hour))
+	assert.Equal(t, int64(2), durationMilliCeil(time.Millisecond+1))
+	assert.Equal(t, int64(9223372036855), durationMilliCeil(time.Duration(1<<63-1)))
+}
+
+func TestAddIsIdempotentByKey(t *testing.T) {
+	q := newQueue(t, standalone(t), Options{})
+	ctx := context.Background()
+	later := time.Now().Add(time.Hour)
+
+	added, err := q.Add(ctx, "k", []byte("first"), later)
+	require.NoError(t, err)
+	assert.True(t, added)
+	added, err = q.Add(ctx, "k", []byte("second"), time.Now().Add(-time.Hour))
+	require.NoError(t, err)
+	assert.False(t, added, "a second Add of a scheduled key is refused")
+	added, err = q.AddAfter(ctx, "k", []byte("third"), 0)
+	require.NoError(t, err)
+	assert.False(t, added)
+
+	keys := q.keys[q.shard("k")]
+	body, err := q.client.HGet(ctx, keys[3], "k").Result()
+	require.NoError(t, err)
+	assert.Equal(t, "first", body, "the refused Adds changed nothing")
+	score, err := q.client.ZScore(ctx, keys[0], "k").Result()
+	require.NoError(t, err)
+	assert.Equal(t, float64(unixMilliCeil(later)), score)
+	assert.Equal(t, ShardStats{Scheduled: 1}, totals(t, q))
+}
+
+func TestCancelIsFinalAndReAddFiresOnce(t *testing.T) {
+	c := standalone(t)
+	q := newQueue(t, c, Options{})
+	ctx := context.Background()
+	at := redisTime(t, c).Add(300 * time.Millisecond)
+
+	added, err := q.Add(ctx, "k", []byte("old"), at)
+	require.NoError(t, err)
+	require.True(t, added)
+	ok, err := q.Cancel(ctx, "k")
+	require.NoError(t, err)
+	assert.True(t, ok)
+	ok, err = q.Cancel(ctx, "k")
+	require.NoError(t, err)
+	assert.False(t, ok, "nothing left to cancel")
+	assert.Zero(t, leftovers(t, q), "a cancel leaves no tombstone")
+
+	added, err = q.Add(ctx, "k", []byte("new"), at)
+	require.NoError(t, err)
+	require.True(t, added, "after a cancel the key is free")
+	_, err = q.Add(ctx, "gone", []byte("x"), at)
+	require.NoError(t, err)
+	_, err = q.Cancel(ctx, "gone")
+	require.NoError(t, err)
+
+	var rec recorder
+	run(t, q, rec.handle)
+	eventually(t, 5*time.Second, "the re-added task", func() bool { return rec.count() >= 1 })
+	time.Sleep(700 * time.Millisecond) // room for a double fire
+	got := rec.tasks()
+	require.Len(t, got, 1, "the re-added key fires once; the cancelled one never")
+	assert.Equal(t, "k", got[0].Key)
+	assert.Equal(t, "new", string(got[0].Payload))
+	assert.Equal(t, 1, got[0].Attempt)
+	eventually(t, 2*time.Second, "the ack", func() bool { return leftovers(t, q) == 0 })
+}
+
+func TestReplace(t *testing.T) {
+	c := standalone(t)
+	q := newQueue(t, c, Options{Lease: time.Second})
+	ctx := context.Background()
+
+	_, err := q.Add(ctx, "k", []byte("v1"), time.Now().Add(time.Hour))
+	require.NoError(t, err)
+	require.NoError(t, q.Replace(ctx, "k", []byte("v2"), time.Now().Add(-time.Minute)))
+	require.NoError(t, q.Replace(ctx, "fresh", []byte("f"), time.Now().Add(time.Hour)), "Replace of an unknown key adds it")
+
+	started := make(chan struct{})
+	release := make(chan struct{})
+	rec := recorder{reply: func(ctx context.Context, tk Task) error {
+		close(started)
+		<-release
+		return nil
+	}}
+	run(t, q, rec.handle)
+	<-started
+	err = q.Replace(ctx, "k", []byte("v3"), time.Now())
+	assert.ErrorIs(t, err, ErrInFlight, "a task in flight is never rewritten")
+	added, err := q.Add(ctx, "k", []byte("v4"), time.Now())
+	require.NoError(t, err)
+	assert.False(t, added, "a key in flight is taken")
+	close(release)
+
+	got := rec.tasks()
+	require.Len(t, got, 1)
+	assert.Equal(t, "v2", string(got[0].Payload))
+	eventually(t, 2*time.Second, "the ack", func() bool { return totals(t, q) == ShardStats{Scheduled: 1} })
+}
+
+func TestAddAfterUsesTheRedisClock(t *testing.T) {
+	c := standalone(t)
+	q := newQueue(t, c, Options{})
+	ctx := context.Background()
+	before := redisTime(t, c)
+	added, err := q.AddAfter(ctx, "k", []byte("p"), 300*time.Millisecond)
+	require.NoError(t, err)
+	require.True(t, added)
+	after := redisTime(t, c)
+
+	fired := make(chan time.Time, 1)
+	run(t, q, func(ctx context.Context, tk Task) error {
+		fired <- redisTime(t, c)
+		return nil
+	})
+	select {
+	case now := <-fired:
+		assert.GreaterOrEqual(t, now.Sub(before), 300*time.Millisecond, "never early")
+		assert.Less(t, now.Sub(after), 300*time.Millisecond+500*time.Millisecond, "fired late")
+	case <-time.After(5 * time.Second):
+		t.Fatal("the task never fired")
+	}
+}
