@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -334,51 +333,33 @@ func TestHTTPOptionsPanic(t *testing.T) {
 
 // TestHTTPHandlerQueue runs HTTP callbacks through a real Queue on REDISWHEEL_ADDR.
 func TestHTTPHandlerQueue(t *testing.T) {
-	client := httpTestRedis(t)
-	ns := fmt.Sprintf("httptask-%d", time.Now().UnixNano())
-	q, err := New(client, Options{
-		Namespace:   ns,
+	q := newQueue(t, standalone(t), Options{
 		Shards:      2,
 		Lease:       time.Second,
 		MaxAttempts: 5,
 		Backoff:     func(int) time.Duration { return 20 * time.Millisecond },
 		Concurrency: 4,
 	})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		for i := range 2 {
-			client.Del(context.Background(), shardKeys(ns, i)...)
-		}
-	})
 
 	var mu sync.Mutex
 	attempts := map[string][]string{} // path -> HeaderAttempt of each request
-	keys := map[string]string{}       // path -> HeaderIdempotencyKey
-	flakyDone := make(chan struct{})
+	keys := map[string][]string{}     // path -> HeaderIdempotencyKey of each request
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		defer mu.Unlock()
 		attempts[r.URL.Path] = append(attempts[r.URL.Path], r.Header.Get(HeaderAttempt))
-		keys[r.URL.Path] = r.Header.Get(HeaderIdempotencyKey)
+		keys[r.URL.Path] = append(keys[r.URL.Path], r.Header.Get(HeaderIdempotencyKey))
 		switch {
 		case r.URL.Path == "/gone":
 			http.Error(w, "no such hook", http.StatusNotFound)
 		case len(attempts[r.URL.Path]) < 3:
 			http.Error(w, "try later", http.StatusServiceUnavailable)
-		case len(attempts[r.URL.Path]) == 3:
-			close(flakyDone)
 		}
 	}))
 	defer srv.Close()
+	stop := run(t, q, HTTPHandler(srv.Client()))
 
-	ctx, cancel := context.WithCancel(context.Background())
-	runErr := make(chan error, 1)
-	go func() { runErr <- q.Run(ctx, HTTPHandler(srv.Client())) }()
-	defer func() {
-		cancel()
-		<-runErr
-	}()
-
+	ctx := context.Background()
 	added, err := q.AddHTTP(ctx, "flaky", HTTPTask{URL: srv.URL + "/flaky", Method: "POST", Body: []byte("x")}, time.Now())
 	require.NoError(t, err)
 	require.True(t, added)
@@ -386,48 +367,23 @@ func TestHTTPHandlerQueue(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, added)
 
-	select {
-	case <-flakyDone:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the flaky callback did not succeed within 10s")
-	}
+	eventually(t, 15*time.Second, "flaky done and gone dead", func() bool {
+		s := totals(t, q)
+		return s.Due == 0 && s.Scheduled == 0 && s.InFlight == 0 && s.Dead == 1
+	})
+	stop()
 
-	var dead []DeadTask
-	require.Eventually(t, func() bool {
-		dead, err = q.Dead(ctx, 10)
-		return err == nil && len(dead) == 1
-	}, 10*time.Second, 10*time.Millisecond, "the 404 task reaches the dead set")
+	dead, err := q.Dead(ctx, 10)
+	require.NoError(t, err)
+	require.Len(t, dead, 1)
 	assert.Equal(t, "gone", dead[0].Key)
 	assert.Contains(t, dead[0].LastError, "404")
 	assert.Contains(t, dead[0].LastError, "no such hook")
 
-	// Once acknowledged, the flaky task no longer exists, so the key is free again; give the
-	// batched ack a moment, then check nothing ran a fourth time.
-	require.Eventually(t, func() bool {
-		added, err := q.Add(ctx, "flaky", nil, time.Now().Add(time.Hour))
-		return err == nil && added
-	}, 5*time.Second, 10*time.Millisecond, "the flaky task is done")
 	mu.Lock()
 	defer mu.Unlock()
-	assert.Equal(t, []string{"1", "2", "3"}, attempts["/flaky"])
-	assert.Equal(t, "flaky", keys["/flaky"])
+	assert.Equal(t, []string{"1", "2", "3"}, attempts["/flaky"], "503, 503, then 200")
+	assert.Equal(t, []string{"flaky", "flaky", "flaky"}, keys["/flaky"])
 	assert.Equal(t, []string{"1"}, attempts["/gone"], "a 404 is not retried")
-	assert.Equal(t, "gone", keys["/gone"])
-}
-
-// httpTestRedis connects to REDISWHEEL_ADDR, skipping the test if it is unset unless
-// REDISWHEEL_REQUIRE=1.
-func httpTestRedis(t *testing.T) *redis.Client {
-	t.Helper()
-	addr := os.Getenv("REDISWHEEL_ADDR")
-	if addr == "" {
-		if os.Getenv("REDISWHEEL_REQUIRE") == "1" {
-			t.Fatal("REDISWHEEL_ADDR is unset and REDISWHEEL_REQUIRE=1")
-		}
-		t.Skip("REDISWHEEL_ADDR is unset; run scripts/redis.sh up and source .redis/env")
-	}
-	client := redis.NewClient(&redis.Options{Addr: addr})
-	t.Cleanup(func() { client.Close() })
-	require.NoError(t, client.Ping(context.Background()).Err())
-	return client
+	assert.Equal(t, []string{"gone"}, keys["/gone"])
 }
