@@ -27,7 +27,7 @@ const (
 // whatever has queued up meanwhile into one script call per shard. Under
 // load the batches grow by themselves; when idle each ack goes out at once.
 //
-// A failed call is reported and not retried: its tasks keep their leases,
+// It frees the tasks' handler slots once they are settled. A failed call is reported and not retried: its tasks keep their leases,
 // which run out, and the tasks are delivered again (at-least-once).
 func (r *runner) settleLoop() {
 	for o := range r.outcomes {
@@ -56,6 +56,13 @@ func (r *runner) settleLoop() {
 				cancel()
 				os = os[k:]
 			}
+		}
+		for range n {
+			<-r.slots
+		}
+		select {
+		case r.freed <- struct{}{}:
+		default:
 		}
 	}
 }

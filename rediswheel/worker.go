@@ -96,7 +96,9 @@ type runner struct {
 	h     Handler
 	bgctx context.Context // Run's context without its cancellation
 
-	slots    chan struct{} // one element per running handler
+	// slots holds one element per task claimed and not yet settled, so the
+	// tasks this Run holds in Redis never outnumber its handlers.
+	slots    chan struct{}
 	freed    chan struct{} // buffered 1: a slot was released
 	handlers sync.WaitGroup
 	outcomes chan outcome // finished deliveries, to settleLoop
@@ -210,12 +212,7 @@ func (r *runner) start(ctx context.Context, d *delivery) {
 		r.mu.Lock()
 		delete(r.leases, d)
 		r.mu.Unlock()
-		r.outcomes <- r.outcomeOf(ctx, d, err)
-		<-r.slots
-		select {
-		case r.freed <- struct{}{}:
-		default:
-		}
+		r.outcomes <- r.outcomeOf(ctx, d, err) // never blocks: one slot, one place
 	}()
 }
 
@@ -240,6 +237,8 @@ func (r *runner) outcomeOf(runCtx context.Context, d *delivery, err error) outco
 	case runCtx.Err() != nil:
 		// Interrupted by shutdown: deliver again at once, attempt not counted.
 		o.kind = "release"
+	case d.task.Attempt >= r.q.opts.MaxAttempts:
+		o.kind, o.err = "retry", err.Error() // the settle script buries it
 	default:
 		o.kind, o.err = "retry", err.Error()
 		o.delay = durationMilliCeil(r.q.opts.Backoff(d.task.Attempt))

@@ -1,0 +1,389 @@
+package rediswheel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestPastDueFiresAtOnce(t *testing.T) {
+	c := standalone(t)
+	q := newQueue(t, c, Options{})
+	ctx := context.Background()
+
+	// A backlog from the distant past fires as soon as Run starts.
+	for i := range 200 {
+		_, err := q.Add(ctx, fmt.Sprint("old-", i), nil, time.Unix(int64(i), 0))
+		require.NoError(t, err)
+	}
+	fired := make(chan string, 300)
+	start := time.Now()
+	run(t, q, func(ctx context.Context, tk Task) error {
+		fired <- tk.Key
+		return nil
+	})
+	for range 200 {
+		<-fired
+	}
+	assert.Less(t, time.Since(start), time.Second, "a past-due backlog drains at once")
+
+	// An idle poller sleeps up to maxSleep; an Add through the same Queue
+	// wakes it, so a past-due task does not wait out the sleep.
+	time.Sleep(200 * time.Millisecond)
+	for round := range 3 {
+		added := time.Now()
+		_, err := q.Add(ctx, fmt.Sprint("now-", round), nil, time.Now().Add(-time.Hour))
+		require.NoError(t, err)
+		select {
+		case <-fired:
+			assert.Less(t, time.Since(added), 200*time.Millisecond, "an Add wakes the sleeping poller")
+		case <-time.After(5 * time.Second):
+			t.Fatal("the task never fired")
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+
+	// An Add by another process (another Queue) is seen within maxSleep.
+	other := newQueue(t, c, Options{Namespace: q.opts.Namespace})
+	added := time.Now()
+	_, err := other.Add(ctx, "elsewhere", nil, time.Now().Add(-time.Hour))
+	require.NoError(t, err)
+	select {
+	case <-fired:
+		assert.Less(t, time.Since(added), maxSleep+300*time.Millisecond)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the task never fired")
+	}
+}
+
+// Each handler reads the Redis clock as it starts: it must never be before
+// the task's time, which is also Task.Due.
+func TestNeverEarly(t *testing.T) {
+	c := standalone(t)
+	q := newQueue(t, c, Options{Shards: 4})
+	ctx := context.Background()
+	const n = 300
+	base := redisTime(t, c)
+	want := map[string]time.Time{}
+	for i := range n {
+		at := base.Add(time.Duration(rand.N(900_000)) * time.Microsecond) // sub-ms times round up
+		key := fmt.Sprint("k", i)
+		want[key] = at
+		_, err := q.Add(ctx, key, nil, at)
+		require.NoError(t, err)
+	}
+
+	type firing struct {
+		task Task
+		now  time.Time
+	}
+	var mu sync.Mutex
+	var got []firing
+	run(t, q, func(ctx context.Context, tk Task) error {
+		now := redisTime(t, c)
+		mu.Lock()
+		got = append(got, firing{tk, now})
+		mu.Unlock()
+		return nil
+	})
+	eventually(t, 10*time.Second, "every task", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(got) == n
+	})
+	var late []time.Duration
+	for _, f := range got {
+		at := want[f.task.Key]
+		require.Equal(t, time.UnixMilli(unixMilliCeil(at)), f.task.Due, "Due is the task's time, rounded up")
+		require.False(t, f.now.Before(at), "%s fired at %v, before its time %v", f.task.Key, f.now, at)
+		late = append(late, f.now.Sub(at))
+	}
+	slices.Sort(late)
+	t.Logf("lateness by the Redis clock over %d tasks: p50 %v p99 %v max %v", n, late[n/2], late[n*99/100], late[n-1])
+}
+
+func TestRetriesBackOffThenDeadThenRequeue(t *testing.T) {
+	c := standalone(t)
+	const backoff = 200 * time.Millisecond
+	var backoffCalls atomic.Int64
+	q := newQueue(t, c, Options{MaxAttempts: 3, Backoff: func(attempt int) time.Duration {
+		backoffCalls.Add(1)
+		return backoff
+	}})
+	ctx := context.Background()
+	_, err := q.Add(ctx, "k", []byte("payload"), time.Now())
+	require.NoError(t, err)
+
+	var succeed atomic.Bool
+	var mu sync.Mutex
+	var starts []time.Time
+	var attempts []int
+	run(t, q, func(ctx context.Context, tk Task) error {
+		mu.Lock()
+		starts = append(starts, redisTime(t, c))
+		attempts = append(attempts, tk.Attempt)
+		mu.Unlock()
+		if succeed.Load() {
+			return nil
+		}
+		return fmt.Errorf("boom %d", tk.Attempt)
+	})
+
+	var dead []DeadTask
+	eventually(t, 5*time.Second, "the dead task", func() bool {
+		dead, err = q.Dead(ctx, 10)
+		require.NoError(t, err)
+		return len(dead) == 1
+	})
+	mu.Lock()
+	assert.Equal(t, []int{1, 2, 3}, attempts)
+	for i := 1; i < len(starts); i++ {
+		assert.GreaterOrEqual(t, starts[i].Sub(starts[i-1]), backoff, "retry %d came before its backoff", i)
+	}
+	mu.Unlock()
+	assert.Equal(t, int64(2), backoffCalls.Load(), "backoff after attempts 1 and 2; attempt 3 dies")
+	assert.Equal(t, "k", dead[0].Key)
+	assert.Equal(t, "payload", string(dead[0].Payload))
+	assert.Equal(t, 3, dead[0].Attempts)
+	assert.Equal(t, "boom 3", dead[0].LastError)
+	assert.False(t, dead[0].Died.Before(starts[2].Truncate(time.Millisecond)))
+	assert.Equal(t, ShardStats{Dead: 1}, totals(t, q))
+
+	added, err := q.Add(ctx, "k", nil, time.Now())
+	require.NoError(t, err)
+	assert.False(t, added, "a dead key is taken until requeued or cancelled")
+
+	succeed.Store(true)
+	ok, err := q.Requeue(ctx, "k")
+	require.NoError(t, err)
+	assert.True(t, ok)
+	eventually(t, 5*time.Second, "the requeued task", func() bool { return leftovers(t, q) == 0 })
+	mu.Lock()
+	assert.Equal(t, []int{1, 2, 3, 1}, attempts, "a requeued task starts its attempts over")
+	mu.Unlock()
+	ok, err = q.Requeue(ctx, "k")
+	require.NoError(t, err)
+	assert.False(t, ok, "nothing dead to requeue")
+}
+
+func TestPermanentErrorAndPanic(t *testing.T) {
+	c := standalone(t)
+	q := newQueue(t, c, Options{MaxAttempts: 2, Backoff: func(int) time.Duration { return 0 }})
+	ctx := context.Background()
+	var rec recorder
+	rec.reply = func(ctx context.Context, tk Task) error {
+		switch tk.Key {
+		case "permanent":
+			return fmt.Errorf("wrapped: %w", Permanent(errors.New("404 not found")))
+		case "panic":
+			panic("handler bug")
+		}
+		return nil
+	}
+	run(t, q, rec.handle)
+	_, err := q.Add(ctx, "permanent", nil, time.Now())
+	require.NoError(t, err)
+	_, err = q.Add(ctx, "panic", nil, time.Now())
+	require.NoError(t, err)
+
+	var dead []DeadTask
+	eventually(t, 5*time.Second, "two dead tasks", func() bool {
+		dead, err = q.Dead(ctx, 10)
+		require.NoError(t, err)
+		return len(dead) == 2
+	})
+	byKey := map[string]DeadTask{dead[0].Key: dead[0], dead[1].Key: dead[1]}
+	assert.Equal(t, 1, byKey["permanent"].Attempts, "a permanent error is not retried")
+	assert.Equal(t, "wrapped: 404 not found", byKey["permanent"].LastError)
+	assert.Equal(t, 2, byKey["panic"].Attempts, "a panic is a failed attempt")
+	assert.Equal(t, "rediswheel: handler panic: handler bug", byKey["panic"].LastError)
+	assert.Equal(t, 3, rec.count())
+
+	assert.Nil(t, Permanent(nil))
+	assert.True(t, IsPermanent(fmt.Errorf("x: %w", Permanent(context.Canceled))))
+	assert.ErrorIs(t, Permanent(context.Canceled), context.Canceled)
+	assert.False(t, IsPermanent(errors.New("plain")))
+
+	// Cancel removes a dead task.
+	ok, err := q.Cancel(ctx, "panic")
+	require.NoError(t, err)
+	assert.True(t, ok)
+	assert.Equal(t, ShardStats{Dead: 1}, totals(t, q))
+}
+
+// A worker whose lease ran out (it stalled) must not be able to finish a
+// task another worker now owns: the fencing token settles it.
+func TestStaleTokenIsRejected(t *testing.T) {
+	c := standalone(t)
+	q := newQueue(t, c, Options{Shards: 1})
+	ctx := context.Background()
+	_, err := q.Add(ctx, "k", []byte("p"), time.Now())
+	require.NoError(t, err)
+
+	first, err := q.claim(ctx, 0, 10, MinLease)
+	require.NoError(t, err)
+	require.Len(t, first.tasks, 1)
+	stale := first.tasks[0]
+	assert.Equal(t, 1, stale.task.Attempt)
+
+	time.Sleep(MinLease + 50*time.Millisecond) // the first worker stalls past its lease
+	second, err := q.claim(ctx, 0, 10, time.Minute)
+	require.NoError(t, err)
+	require.Len(t, second.tasks, 1, "the expired lease is reaped and the task claimed again")
+	owner := second.tasks[0]
+	assert.Equal(t, 2, owner.task.Attempt)
+	assert.NotEqual(t, stale.token, owner.token)
+
+	codes, err := q.extend(ctx, 0, []*delivery{stale}, time.Minute)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{0}, codes, "a stale heartbeat is refused")
+	for _, kind := range []string{"ok", "retry", "dead", "release"} {
+		codes, err := q.settle(ctx, 0, []outcome{{d: stale, kind: kind, err: "late"}})
+		require.NoError(t, err)
+		assert.Equal(t, []int64{settleRejected}, codes, "a stale %s is refused", kind)
+	}
+	assert.Equal(t, ShardStats{InFlight: 1}, totals(t, q), "the owner's lease is untouched")
+
+	codes, err = q.settle(ctx, 0, []outcome{{d: owner, kind: "ok"}})
+	require.NoError(t, err)
+	assert.Equal(t, []int64{settleDone}, codes)
+	codes, err = q.settle(ctx, 0, []outcome{{d: owner, kind: "ok"}})
+	require.NoError(t, err)
+	assert.Equal(t, []int64{settleRejected}, codes, "an ack is applied once")
+	assert.Zero(t, leftovers(t, q))
+}
+
+// A handler slower than the lease keeps its task: the heartbeat extends the
+// lease, so a second worker on the namespace never gets it.
+func TestHeartbeatKeepsSlowHandlerLease(t *testing.T) {
+	c := standalone(t)
+	const lease = 500 * time.Millisecond
+	q1 := newQueue(t, c, Options{Lease: lease})
+	q2 := newQueue(t, c, Options{Namespace: q1.opts.Namespace, Lease: lease})
+	var rec recorder
+	rec.reply = func(ctx context.Context, tk Task) error {
+		select {
+		case <-time.After(4 * lease):
+			return nil
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+	run(t, q1, rec.handle)
+	run(t, q2, rec.handle)
+	_, err := q1.Add(context.Background(), "slow", nil, time.Now())
+	require.NoError(t, err)
+	eventually(t, 10*time.Second, "the slow task to finish", func() bool { return rec.count() >= 1 && leftovers(t, q1) == 0 })
+	assert.Equal(t, 1, rec.count(), "the task was delivered again while its handler ran")
+}
+
+// Cancel of a task in flight cancels its handler's context and stops its
+// retries; the key is then free for a new task.
+func TestCancelInFlight(t *testing.T) {
+	c := standalone(t)
+	q := newQueue(t, c, Options{Lease: 300 * time.Millisecond, Backoff: func(int) time.Duration { return 0 }})
+	ctx := context.Background()
+	causes := make(chan error, 10)
+	var rec recorder
+	rec.reply = func(ctx context.Context, tk Task) error {
+		if string(tk.Payload) == "new" {
+			return nil
+		}
+		<-ctx.Done()
+		causes <- context.Cause(ctx)
+		return errors.New("would retry")
+	}
+	run(t, q, rec.handle)
+	_, err := q.Add(ctx, "k", []byte("old"), time.Now())
+	require.NoError(t, err)
+	eventually(t, 5*time.Second, "the delivery", func() bool { return rec.count() == 1 })
+
+	ok, err := q.Cancel(ctx, "k")
+	require.NoError(t, err)
+	assert.True(t, ok)
+	select {
+	case cause := <-causes:
+		assert.ErrorIs(t, cause, ErrCanceled)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the handler's context was not cancelled")
+	}
+	eventually(t, 5*time.Second, "the cancelled task to go", func() bool { return leftovers(t, q) == 0 })
+	time.Sleep(300 * time.Millisecond)
+	assert.Equal(t, 1, rec.count(), "a cancelled task is never retried")
+
+	added, err := q.Add(ctx, "k", []byte("new"), time.Now())
+	require.NoError(t, err)
+	assert.True(t, added)
+	eventually(t, 5*time.Second, "the new task", func() bool { return rec.count() == 2 && leftovers(t, q) == 0 })
+}
+
+// Run claims no more tasks than it has free handlers, so a busy worker
+// leaves the rest to other workers.
+func TestClaimsOnlyFreeSlots(t *testing.T) {
+	c := standalone(t)
+	const slots = 4
+	q := newQueue(t, c, Options{Concurrency: slots})
+	ctx := context.Background()
+	for i := range 40 {
+		_, err := q.Add(ctx, fmt.Sprint("k", i), nil, time.Now())
+		require.NoError(t, err)
+	}
+	var running, peak, peakInFlight atomic.Int64
+	run(t, q, func(ctx context.Context, tk Task) error {
+		n := running.Add(1)
+		defer running.Add(-1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+		return nil
+	})
+	eventually(t, 10*time.Second, "every task", func() bool {
+		s := totals(t, q)
+		peakInFlight.Store(max(peakInFlight.Load(), s.InFlight))
+		return leftovers(t, q) == 0
+	})
+	assert.LessOrEqual(t, peak.Load(), int64(slots))
+	assert.LessOrEqual(t, peakInFlight.Load(), int64(slots), "claimed more than its free slots")
+}
+
+// When Run's context ends, handlers see it, Run waits for them, and tasks
+// they abandon are released for another delivery at the same attempt.
+func TestRunStopsAndReleases(t *testing.T) {
+	c := standalone(t)
+	q := newQueue(t, c, Options{})
+	ctx := context.Background()
+	_, err := q.Add(ctx, "k", nil, time.Now())
+	require.NoError(t, err)
+
+	started := make(chan struct{})
+	var finished atomic.Bool
+	stop := run(t, q, func(ctx context.Context, tk Task) error {
+		close(started)
+		<-ctx.Done()
+		time.Sleep(100 * time.Millisecond) // Run must wait for this
+		finished.Store(true)
+		return ctx.Err()
+	})
+	<-started
+	stop()
+	assert.True(t, finished.Load(), "Run returned before its handler")
+	assert.Equal(t, ShardStats{Due: 1}, totals(t, q), "released at once, not left to its lease")
+
+	var rec recorder
+	run(t, q, rec.handle)
+	eventually(t, 5*time.Second, "the released task", func() bool { return rec.count() == 1 })
+	assert.Equal(t, 1, rec.tasks()[0].Attempt, "a release does not count as an attempt")
+}
