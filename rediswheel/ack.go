@@ -27,8 +27,9 @@ const (
 // whatever has queued up meanwhile into one script call per shard. Under
 // load the batches grow by themselves; when idle each ack goes out at once.
 //
-// It frees the tasks' handler slots once they are settled. A failed call is reported and not retried: its tasks keep their leases,
-// which run out, and the tasks are delivered again (at-least-once).
+// It frees the tasks' handler slots once they are settled. A failed call is
+// reported and not retried: its tasks keep their leases, which run out, and
+// the tasks are delivered again (at-least-once).
 func (r *runner) settleLoop() {
 	for o := range r.outcomes {
 		byShard := map[int][]outcome{o.d.shard: {o}}
