@@ -76,6 +76,7 @@ func BenchmarkAfterFuncStop(b *testing.B) {
 				defer done()
 				stopAll := fill(b, afterFunc, n)
 				defer stopAll()
+				runtime.GC() // do not bill the next op for the garbage fill made
 				r := rand.New(rand.NewPCG(2, 3))
 				ds := make([]time.Duration, 1024)
 				for i := range ds {
@@ -104,6 +105,7 @@ func BenchmarkReset(b *testing.B) {
 				defer done()
 				stopAll := fill(b, afterFunc, n)
 				defer stopAll()
+				runtime.GC()
 				r := rand.New(rand.NewPCG(4, 5))
 				ds := make([]time.Duration, 1024)
 				for i := range ds {

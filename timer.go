@@ -160,8 +160,21 @@ func (t *Timer) Reset(d time.Duration) bool {
 		panic("timingwheel: Reset called on uninitialized Timer")
 	}
 	ns := tw.targetAfter(d)
+	deadline := tw.dueTick(ns, d)
 	tw.mu.Lock()
 	active := t.state == statePending
+	if active && t.next != nil && deadline >= t.deadline {
+		// Later, as an idle timeout re-armed on every read is: leave the
+		// timer where it is. Its bucket expires no later than the old
+		// deadline, and the flush then re-inserts it by the new one, so it
+		// cannot fire early, and the common Reset touches no list.
+		t.deadline = deadline
+		if t.schedule != nil {
+			t.schedule.next = tw.epoch.Add(time.Duration(ns))
+		}
+		tw.mu.Unlock()
+		return true
+	}
 	if active {
 		t.unlink()
 		if !tw.stopped {
@@ -174,7 +187,7 @@ func (t *Timer) Reset(d time.Duration) bool {
 	if t.schedule != nil {
 		t.schedule.next = tw.epoch.Add(time.Duration(ns))
 	}
-	run := tw.startLocked(t, tw.dueTick(ns, d))
+	run := tw.startLocked(t, deadline)
 	tw.mu.Unlock()
 	if run != nil {
 		tw.exec.run(run)
