@@ -1,6 +1,10 @@
 package timingwheel
 
-import "sync"
+import (
+	"bytes"
+	"runtime"
+	"sync"
+)
 
 type execMode uint8
 
@@ -41,7 +45,8 @@ func (e *executor) runAll(fs []func()) {
 // pool is a fixed set of workers fed by an unbounded FIFO. push never blocks:
 // an expiration must not wait for a callback of another timer to finish.
 type pool struct {
-	wg sync.WaitGroup
+	wg      sync.WaitGroup
+	workers sync.Map // goroutine id -> struct{}: Stop from a callback must not wait for its own worker
 
 	mu     sync.Mutex // protects the fields below
 	cond   sync.Cond  // signalled when queue grows or closed is set
@@ -82,6 +87,9 @@ func (p *pool) push(fs ...func()) {
 
 func (p *pool) work() {
 	defer p.wg.Done()
+	id := goroutineID()
+	p.workers.Store(id, struct{}{})
+	defer p.workers.Delete(id)
 	p.mu.Lock()
 	for {
 		for p.head == len(p.queue) && !p.closed {
@@ -103,11 +111,33 @@ func (p *pool) work() {
 	}
 }
 
-// close lets the workers finish what is queued, then waits for them to exit.
-func (p *pool) close() {
+// close lets the workers finish what is queued, then waits for them to exit;
+// called from a callback on one of the workers, it does not wait, since that
+// worker cannot exit before the callback returns.
+func (p *pool) close(caller uint64) {
 	p.mu.Lock()
 	p.closed = true
 	p.cond.Broadcast()
 	p.mu.Unlock()
-	p.wg.Wait()
+	if _, onWorker := p.workers.Load(caller); !onWorker {
+		p.wg.Wait()
+	}
+}
+
+// goroutineID returns the running goroutine's id, read from its stack
+// header ("goroutine 18 [running]:"). It is slow (about a microsecond) and is
+// used only when a wheel stops, to avoid waiting for the goroutine that is
+// calling Stop from inside a callback.
+func goroutineID() uint64 {
+	var buf [32]byte
+	s := buf[:runtime.Stack(buf[:], false)]
+	s = bytes.TrimPrefix(s, []byte("goroutine "))
+	var id uint64
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			break
+		}
+		id = id*10 + uint64(c-'0')
+	}
+	return id
 }

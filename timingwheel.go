@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-timingwheel/timingwheel/delayqueue"
@@ -23,16 +24,19 @@ const chunk = 256
 //
 // All methods are safe for concurrent use.
 type TimingWheel struct {
-	tick     int64 // nanoseconds per tick of level 0
-	bits     uint  // log2(wheelSize)
-	size     int64 // wheelSize: buckets per level, a power of two
-	clock    Clock
-	system   bool      // clock is the system clock: read it with time.Since
-	epoch    time.Time // tick 0; carries the monotonic reading on the system clock
-	queue    *delayqueue.DelayQueue[*bucket]
-	exec     executor
-	exit     chan struct{} // closed by Stop
-	done     chan struct{} // closed when the poller returns
+	tick   int64 // nanoseconds per tick of level 0
+	bits   uint  // log2(wheelSize)
+	size   int64 // wheelSize: buckets per level, a power of two
+	clock  Clock
+	system bool      // clock is the system clock: read it with time.Since
+	epoch  time.Time // tick 0; carries the monotonic reading on the system clock
+	queue  *delayqueue.DelayQueue[*bucket]
+	exec   executor
+	exit   chan struct{} // closed by Stop
+	done   chan struct{} // closed when the poller returns
+	// pollerID is the poller goroutine's id, with WithInlineCallbacks only:
+	// Stop called from an inline callback must not wait for the poller.
+	pollerID atomic.Uint64
 	stopOnce sync.Once
 
 	// mu protects the wheel: every level, bucket and timer state, the
@@ -236,6 +240,9 @@ func (tw *TimingWheel) expireLocked(t *Timer) func() {
 // due and flushes it, until Stop.
 func (tw *TimingWheel) poll() {
 	defer close(tw.done)
+	if tw.exec.mode == execInline {
+		tw.pollerID.Store(goroutineID())
+	}
 	for {
 		b, ok := tw.queue.Poll(tw.exit)
 		if !ok {
@@ -310,7 +317,10 @@ func (tw *TimingWheel) Len() int {
 // NewTimer and Reset calls return at once and never fire. Stop is idempotent
 // and safe to call concurrently; it returns once the poller has exited and,
 // with WithWorkerPool, once the callbacks already queued have run. Callbacks
-// already started on their own goroutines are not waited for.
+// already started on their own goroutines are not waited for, and a Stop
+// called from a callback running on the poller (WithInlineCallbacks) or a
+// worker (WithWorkerPool) does not wait for that goroutine, which exits when
+// the callback returns.
 func (tw *TimingWheel) Stop() {
 	tw.stopOnce.Do(func() {
 		tw.mu.Lock()
@@ -325,10 +335,16 @@ func (tw *TimingWheel) Stop() {
 		tw.levels = nil
 		tw.mu.Unlock()
 		close(tw.exit)
-		<-tw.done
+		var caller uint64
+		if tw.exec.mode != execGoroutine {
+			caller = goroutineID()
+		}
+		if caller == 0 || caller != tw.pollerID.Load() {
+			<-tw.done
+		}
 		tw.queue.Clear()
 		if tw.exec.pool != nil {
-			tw.exec.pool.close()
+			tw.exec.pool.close(caller)
 		}
 	})
 }
