@@ -59,7 +59,8 @@ func (tw *TimingWheel) ScheduleFunc(s Scheduler, f func()) *Timer {
 	now := tw.elapsed()
 	first := s.Next(tw.epoch.Add(time.Duration(now)))
 	if first.IsZero() {
-		return t // stateIdle: Stop reports false
+		t.state = stateIdle // no run: Stop and Reset report false
+		return t
 	}
 	tw.mu.Lock()
 	t.schedule.next = first
