@@ -38,6 +38,7 @@ type TimingWheel struct {
 	// Stop called from an inline callback must not wait for the poller.
 	pollerID atomic.Uint64
 	stopOnce sync.Once
+	ready    []func() // flush's batch of callbacks, reused; poller only
 
 	// mu protects the wheel: every level, bucket and timer state, the
 	// counters, and currentTick. Adds, Stop, Reset and the poller's clock
@@ -268,7 +269,8 @@ func (tw *TimingWheel) step() {
 // mu between them, so adds never wait for a large bucket. Between chunks no
 // add can land in b: new timers go to slots after the current one.
 func (tw *TimingWheel) flush(b *bucket) {
-	var ready []func()
+	ready := tw.ready[:0]
+	defer func() { tw.ready = ready[:0] }()
 	tw.mu.Lock()
 	if tw.stopped {
 		tw.mu.Unlock()
