@@ -55,6 +55,7 @@ func TestBacklogDrainsInBoundedScripts(t *testing.T) {
 	}
 	// ours returns the durations of our namespace's calls of script s.
 	ours := func(s string) []time.Duration {
+		t.Helper()
 		entries, err := c.SlowLogGet(ctx, 4096).Result()
 		require.NoError(t, err)
 		var ds []time.Duration
@@ -62,6 +63,7 @@ func TestBacklogDrainsInBoundedScripts(t *testing.T) {
 			if len(e.Args) > 3 && strings.EqualFold(e.Args[0], "evalsha") && e.Args[1] == s &&
 				strings.Contains(e.Args[3], q.opts.Namespace) {
 				ds = append(ds, e.Duration)
+				t.Logf("slow log: %v %.60q", e.Duration, e.Args[5:])
 			}
 		}
 		slices.Sort(ds)

@@ -331,7 +331,7 @@ func TestCancelInFlight(t *testing.T) {
 func TestClaimsOnlyFreeSlots(t *testing.T) {
 	c := standalone(t)
 	const slots = 4
-	q := newQueue(t, c, Options{Concurrency: slots})
+	q := newQueue(t, c, Options{Concurrency: slots, Shards: 1}) // one shard: Stats is one snapshot
 	ctx := context.Background()
 	for i := range 40 {
 		_, err := q.Add(ctx, fmt.Sprint("k", i), nil, time.Now())

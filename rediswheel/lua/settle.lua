@@ -4,18 +4,27 @@
 -- 2 retry scheduled, 3 dead, 4 dropped because it was cancelled, 5 released.
 local cap, max = tonumber(ARGV[1]), tonumber(ARGV[2])
 local now = now_ms()
+local n = (#ARGV - 2) / 5
+local tfields, xfields = {}, {}
+for j = 1, n do
+  local k = ARGV[5 * j - 2]
+  tfields[j] = 't|' .. k
+  xfields[j] = 'x|' .. k
+end
+local tokens = redis.call('HMGET', ctl, unpack(tfields))
+local cancelled = redis.call('HMGET', ctl, unpack(xfields))
+local gone, gonefields = {}, {} -- finished tasks, deleted together at the end
 local res = {}
-for i = 3, #ARGV, 5 do
-  local k, token, outcome = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+for j = 1, n do
+  local i = 5 * j - 2
+  local k, outcome = ARGV[i], ARGV[i + 2]
   local code = 0
   -- The fencing check: only the holder of the current token may finish a task.
-  if redis.call('HGET', ctl, 't|' .. k) == token and redis.call('ZREM', lease, k) == 1 then
-    if redis.call('HEXISTS', ctl, 'x|' .. k) == 1 then
-      forget(k)
-      code = 4
-    elseif outcome == 'ok' then
-      forget(k)
-      code = 1
+  if tokens[j] == ARGV[i + 1] and redis.call('ZREM', lease, k) == 1 then
+    if cancelled[j] or outcome == 'ok' then
+      gone[#gone + 1] = k
+      for _, f in ipairs({'a|', 't|', 'x|', 'e|'}) do gonefields[#gonefields + 1] = f .. k end
+      code = cancelled[j] and 4 or 1
     elseif outcome == 'release' then
       redis.call('HDEL', ctl, 't|' .. k)
       redis.call('HINCRBY', ctl, 'a|' .. k, -1)
@@ -31,6 +40,10 @@ for i = 3, #ARGV, 5 do
       code = 2
     end
   end
-  res[#res + 1] = code
+  res[j] = code
+end
+if #gone > 0 then
+  redis.call('HDEL', body, unpack(gone))
+  redis.call('HDEL', ctl, unpack(gonefields))
 end
 return res

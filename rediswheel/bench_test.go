@@ -1,0 +1,66 @@
+package rediswheel
+
+import (
+	"context"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// BenchmarkAdd measures one Add, a round trip and one script, from parallel
+// goroutines. It fails unless every Add stored a task.
+func BenchmarkAdd(b *testing.B) {
+	q := newQueue(b, standalone(b), Options{})
+	ctx := context.Background()
+	at := time.Now().Add(time.Hour)
+	var next, stored atomic.Int64
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			added, err := q.Add(ctx, strconv.FormatInt(next.Add(1), 10), []byte("payload"), at)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			if added {
+				stored.Add(1)
+			}
+		}
+	})
+	b.StopTimer()
+	if stored.Load() != int64(b.N) {
+		b.Fatalf("stored %d tasks of %d", stored.Load(), b.N)
+	}
+}
+
+// BenchmarkEndToEnd measures a task's whole life once due: claim, handler,
+// batched ack. Tasks are added before the timer starts; it stops once all
+// have run and the namespace is empty.
+func BenchmarkEndToEnd(b *testing.B) {
+	q := newQueue(b, standalone(b), Options{Concurrency: 256})
+	ctx := context.Background()
+	for i := range b.N {
+		if _, err := q.Add(ctx, strconv.Itoa(i), nil, time.Now()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var ran atomic.Int64
+	done := make(chan struct{})
+	b.ResetTimer()
+	stop := run(b, q, func(ctx context.Context, tk Task) error {
+		if ran.Add(1) == int64(b.N) {
+			close(done)
+		}
+		return nil
+	})
+	<-done
+	for leftovers(b, q) != 0 {
+		time.Sleep(time.Millisecond)
+	}
+	b.StopTimer()
+	stop()
+	if ran.Load() != int64(b.N) {
+		b.Fatalf("ran %d tasks of %d", ran.Load(), b.N)
+	}
+}
