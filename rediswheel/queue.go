@@ -154,8 +154,13 @@ func (q *Queue) removeSleeper(s *sleeper) {
 }
 
 // unixMilliCeil is t in Unix milliseconds rounded up, so that a task is never
-// due before t; times before 1970 become 0 (due at once).
+// due before t. Times before 1970 become 0 (due at once); times past year
+// 285,000 become 2^53 ms, the last millisecond a Redis score holds exactly.
 func unixMilliCeil(t time.Time) int64 {
+	const maxExact = 1 << 53
+	if t.After(time.UnixMilli(maxExact)) {
+		return maxExact
+	}
 	ms := t.UnixMilli()
 	if t.After(time.UnixMilli(ms)) {
 		ms++

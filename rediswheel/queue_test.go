@@ -86,6 +86,7 @@ func TestMilliRounding(t *testing.T) {
 	assert.Equal(t, int64(1_700_000_000_000), unixMilliCeil(base))
 	assert.Equal(t, int64(1_700_000_000_001), unixMilliCeil(base.Add(time.Nanosecond)), "never early: round up")
 	assert.Equal(t, int64(0), unixMilliCeil(time.Time{}), "before 1970: due at once")
+	assert.Equal(t, int64(1<<53), unixMilliCeil(time.Unix(1<<62, 0)), "far future: clamped, never early")
 	assert.Equal(t, int64(0), durationMilliCeil(-time.Hour))
 	assert.Equal(t, int64(2), durationMilliCeil(time.Millisecond+1))
 	assert.Equal(t, int64(9223372036855), durationMilliCeil(time.Duration(1<<63-1)))
