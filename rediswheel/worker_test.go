@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 )
 
 func TestPastDueFiresAtOnce(t *testing.T) {
@@ -367,6 +368,7 @@ func TestRunStopsAndReleases(t *testing.T) {
 	ctx := context.Background()
 	_, err := q.Add(ctx, "k", nil, time.Now())
 	require.NoError(t, err)
+	before := goleak.IgnoreCurrent()
 
 	started := make(chan struct{})
 	var finished atomic.Bool
@@ -380,6 +382,7 @@ func TestRunStopsAndReleases(t *testing.T) {
 	<-started
 	stop()
 	assert.True(t, finished.Load(), "Run returned before its handler")
+	goleak.VerifyNone(t, before) // nothing of Run's outlives it
 	assert.Equal(t, ShardStats{Due: 1}, totals(t, q), "released at once, not left to its lease")
 
 	var rec recorder
