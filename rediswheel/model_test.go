@@ -1,0 +1,187 @@
+package rediswheel
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The scripts against a trivially correct model: random Add, AddAfter,
+// Replace, Cancel, Requeue, claims and settles (fresh and stale) on a few
+// keys, every reply and every Stats compared with the model's.
+func TestScriptsAgainstModel(t *testing.T) {
+	c := standalone(t)
+	const maxAttempts = 3
+	q := newQueue(t, c, Options{Shards: 1, MaxAttempts: maxAttempts})
+	ctx := context.Background()
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(seed, 0))
+	t.Logf("seed %d", seed)
+
+	type state int
+	const (
+		absent state = iota
+		dueNow       // due, at or before the Redis clock
+		dueLater     // due in an hour
+		inFlight
+		dead
+	)
+	type task struct {
+		state     state
+		attempts  int
+		payload   string
+		token     string // of the current delivery, in flight
+		cancelled bool
+	}
+	model := map[string]*task{}
+	keys := []string{"a", "b", "c", "d", "e", "f"}
+	for _, k := range keys {
+		model[k] = &task{}
+	}
+	var deliveries []*delivery // every delivery ever claimed, most of them stale by now
+
+	check := func(step int, op string) {
+		var want ShardStats
+		for _, tk := range model {
+			switch tk.state {
+			case dueNow:
+				want.Due++
+			case dueLater:
+				want.Scheduled++
+			case inFlight:
+				want.InFlight++
+			case dead:
+				want.Dead++
+			}
+		}
+		require.Equal(t, want, totals(t, q), "step %d, after %s (seed %d)", step, op, seed)
+	}
+
+	for step := range 2000 {
+		k := keys[rng.IntN(len(keys))]
+		m := model[k]
+		payload := fmt.Sprint("p", step)
+		var op string
+		switch r := rng.IntN(100); {
+		case r < 20:
+			later := rng.IntN(2) == 0
+			at := time.Now().Add(-time.Hour)
+			if later {
+				at = time.Now().Add(time.Hour)
+			}
+			op = fmt.Sprintf("Add(%s, later=%v)", k, later)
+			added, err := q.Add(ctx, k, []byte(payload), at)
+			require.NoError(t, err)
+			require.Equal(t, m.state == absent, added, op)
+			if added {
+				*m = task{state: dueNow, payload: payload}
+				if later {
+					m.state = dueLater
+				}
+			}
+		case r < 25:
+			op = fmt.Sprintf("AddAfter(%s, 0)", k)
+			added, err := q.AddAfter(ctx, k, []byte(payload), 0)
+			require.NoError(t, err)
+			require.Equal(t, m.state == absent, added, op)
+			if added {
+				*m = task{state: dueNow, payload: payload}
+			}
+		case r < 32:
+			op = fmt.Sprintf("Replace(%s)", k)
+			err := q.Replace(ctx, k, []byte(payload), time.Now().Add(-time.Minute))
+			if m.state == inFlight {
+				require.ErrorIs(t, err, ErrInFlight, op)
+			} else {
+				require.NoError(t, err, op)
+				*m = task{state: dueNow, payload: payload}
+			}
+		case r < 42:
+			op = fmt.Sprintf("Cancel(%s)", k)
+			ok, err := q.Cancel(ctx, k)
+			require.NoError(t, err)
+			require.Equal(t, m.state != absent, ok, op)
+			if m.state == inFlight {
+				m.cancelled = true
+			} else {
+				*m = task{}
+			}
+		case r < 47:
+			op = fmt.Sprintf("Requeue(%s)", k)
+			ok, err := q.Requeue(ctx, k)
+			require.NoError(t, err)
+			require.Equal(t, m.state == dead, ok, op)
+			if ok {
+				m.state, m.attempts = dueNow, 0
+			}
+		case r < 67:
+			limit := 1 + rng.IntN(3)
+			op = fmt.Sprintf("claim(%d)", limit)
+			got, err := q.claim(ctx, 0, limit, time.Hour)
+			require.NoError(t, err)
+			ready := 0
+			for _, tk := range model {
+				if tk.state == dueNow {
+					ready++
+				}
+			}
+			require.Len(t, got.tasks, min(limit, ready), op)
+			for _, d := range got.tasks {
+				tk := model[d.task.Key]
+				require.Equal(t, dueNow, tk.state, "%s claimed %s", op, d.task.Key)
+				require.Equal(t, tk.payload, string(d.task.Payload))
+				require.Equal(t, tk.attempts+1, d.task.Attempt)
+				tk.state, tk.attempts, tk.token = inFlight, tk.attempts+1, d.token
+				deliveries = append(deliveries, d)
+			}
+		default:
+			if len(deliveries) == 0 {
+				continue
+			}
+			d := deliveries[rng.IntN(len(deliveries))]
+			if rng.IntN(2) == 0 {
+				d = deliveries[len(deliveries)-1] // the latest is more likely current
+			}
+			kind := []string{"ok", "retry", "dead", "release"}[rng.IntN(4)]
+			op = fmt.Sprintf("settle(%s, token %s, %s)", d.task.Key, d.token, kind)
+			codes, err := q.settle(ctx, 0, []outcome{{d: d, kind: kind, err: "e"}})
+			require.NoError(t, err)
+			tk := model[d.task.Key]
+			want := int64(settleRejected)
+			switch {
+			case tk.state != inFlight || tk.token != d.token:
+			case tk.cancelled:
+				want, *tk = settleCancelled, task{}
+			case kind == "ok":
+				want, *tk = settleDone, task{}
+			case kind == "release":
+				want, tk.state, tk.attempts = settleReleased, dueNow, tk.attempts-1
+			case kind == "dead" || tk.attempts >= maxAttempts:
+				want, tk.state = settleDead, dead
+			default:
+				want, tk.state = settleRetry, dueNow
+			}
+			require.Equal(t, []int64{want}, codes, op)
+			if tk.state != inFlight {
+				tk.token = ""
+			}
+		}
+		check(step, op)
+	}
+
+	// Cancel everything, and then settle whatever was in flight: nothing
+	// may be left behind.
+	for _, k := range keys {
+		_, err := q.Cancel(ctx, k)
+		require.NoError(t, err)
+	}
+	for _, d := range deliveries {
+		_, err := q.settle(ctx, 0, []outcome{{d: d, kind: "ok"}})
+		require.NoError(t, err)
+	}
+	require.Zero(t, leftovers(t, q))
+}
