@@ -1,0 +1,104 @@
+// Command accuracy measures when timers fire compared with when they were
+// due: it arms -n timers due uniformly within -spread, records for each the
+// time from just before arming to the start of its callback by the
+// monotonic clock, and prints one JSON line with the count of early fires
+// (callback started before the requested duration had elapsed) and the
+// lateness distribution. -busy keeps every core busy with spinning
+// goroutines while the timers run.
+//
+// Arm time is read before the library is called, so a library that reads
+// its own clock a little later is never wrongly counted early; it can only
+// hide an early fire shorter than the arming call itself.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/go-timingwheel/timingwheel/bench/internal/lib"
+	"github.com/go-timingwheel/timingwheel/bench/internal/measure"
+)
+
+type result struct {
+	Workload   string          `json:"workload"`
+	Lib        string          `json:"lib"`
+	TickMs     float64         `json:"tick_ms"`
+	Load       string          `json:"load"`
+	GOMAXPROCS int             `json:"gomaxprocs"`
+	N          int             `json:"n"`
+	SpreadMs   float64         `json:"spread_ms"`
+	Fired      int             `json:"fired"`
+	Early      int             `json:"early"`
+	MaxEarlyMs float64         `json:"max_early_ms"`
+	Lateness   measure.Summary `json:"lateness"`
+}
+
+func main() {
+	name := flag.String("lib", "wheel", "library: wheel, runtime or gozero")
+	tick := flag.Duration("tick", time.Millisecond, "wheel tick")
+	size := flag.Int("size", 512, "wheel size (slots per level)")
+	n := flag.Int("n", 100_000, "timers")
+	spread := flag.Duration("spread", 2*time.Second, "deadlines are uniform in (0, spread]")
+	busy := flag.Bool("busy", false, "keep every core busy with spinning goroutines")
+	flag.Parse()
+	if err := run(*name, *tick, *size, *n, *spread, *busy); err != nil {
+		fmt.Fprintln(os.Stderr, "accuracy:", err)
+		os.Exit(1)
+	}
+}
+
+func run(name string, tick time.Duration, size, n int, spread time.Duration, busy bool) error {
+	l, err := lib.New(lib.Config{Name: name, Tick: tick, Size: size})
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	res := result{Workload: "accuracy", Lib: name, Load: "idle", GOMAXPROCS: runtime.GOMAXPROCS(0), N: n, SpreadMs: measure.Ms(spread)}
+	if name != "runtime" {
+		res.TickMs = measure.Ms(tick)
+	}
+	if busy {
+		res.Load = "busy"
+		defer measure.Spin(runtime.GOMAXPROCS(0))()
+	}
+
+	r := rand.New(rand.NewPCG(5, 6))
+	want := make([]time.Duration, n)
+	for i := range want {
+		want[i] = 1 + time.Duration(r.Int64N(int64(spread)))
+	}
+	elapsed := make([]time.Duration, n)
+	var wg sync.WaitGroup
+	wg.Add(n)
+	for i := range want {
+		armed := time.Now()
+		l.AfterFunc(want[i], func() {
+			elapsed[i] = time.Since(armed)
+			wg.Done()
+		})
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(spread + 30*time.Second):
+		return fmt.Errorf("%s: timers still pending 30 s after the last deadline", name)
+	}
+
+	lateness := make([]time.Duration, n)
+	for i := range elapsed {
+		lateness[i] = elapsed[i] - want[i]
+		if lateness[i] < 0 {
+			res.Early++
+			res.MaxEarlyMs = max(res.MaxEarlyMs, measure.Ms(-lateness[i]))
+		}
+	}
+	res.Fired = n
+	res.Lateness = measure.Summarize(lateness, true)
+	return measure.Emit(os.Stdout, res)
+}
