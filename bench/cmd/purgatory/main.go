@@ -85,7 +85,7 @@ func (none) Close()                                     {}
 
 type noop struct{}
 
-func (noop) Stop() bool                { return true }
+func (noop) Stop() bool               { return true }
 func (noop) Reset(time.Duration) bool { return true }
 
 func main() {
