@@ -35,8 +35,10 @@ type Task struct {
 }
 
 const (
-	// maxBatch caps the tasks one claim or settle call moves, so a backlog
-	// drains in many short scripts rather than one long one.
+	// maxBatch caps the tasks one claim, settle or extend call moves, so a
+	// backlog drains in many short scripts (~1 ms of Redis CPU each) rather
+	// than one long one. It must also stay well under Lua's unpack limit
+	// (about 8000 values; a claim unpacks 4 per task).
 	maxBatch = 128
 	// reapBatch caps the expired leases one claim call reclaims.
 	reapBatch = 64
