@@ -24,12 +24,13 @@
 // fnv32a("order:1001") mod 16. At 12:30:00.250 by the Redis clock a worker's
 // claim finds it due and leases it for Options.Lease (30s) with a new fencing
 // token; a task is never claimed while Redis's clock is before its due time.
-// The handler returns nil, the worker's batched ack deletes the task. Had the
-// handler failed, the task would wait DefaultBackoff(1), up to 1s, then 2s,
-// 4s... and after 25 deliveries land in the dead set with its last error,
-// for Dead and Requeue. Had the worker died, the lease would run out at
-// 12:30:30.250 and the next claim of any worker would take the task again.
-// Had the payment come first, Cancel would have deleted the task at once.
+// The handler returns nil and the worker's batched ack deletes the task.
+// Had the handler failed, the task would have waited a random delay of up
+// to 1s (DefaultBackoff), then up to 2s, 4s..., and after 25 deliveries gone
+// to the dead set with its last error, for Dead and Requeue. Had the worker
+// died, the lease would have run out at 12:30:30.250 and the next claim of
+// any worker would have taken the task again. Had the payment come first,
+// Cancel would have deleted the task at once.
 //
 // # Delivery contract
 //
@@ -54,9 +55,10 @@
 //     keeps at most Options.MaxDead dead tasks.
 //
 // Not guaranteed: order between tasks due at the same time; exactly-once
-// (use the key to de-duplicate); lateness below a few milliseconds (a
-// worker polls other processes' Adds at least once a second, and its own at
-// once); anything at all when Redis evicts keys (see Operations).
+// (use the key to de-duplicate); prompt delivery of an earlier task added by
+// another process (an idle worker sleeps until the next due time it knows of,
+// at most a second; only an Add through its own Queue wakes it early);
+// anything at all when Redis evicts keys (see Operations).
 //
 // # Key layout
 //

@@ -24,9 +24,9 @@ func TestScriptsAgainstModel(t *testing.T) {
 
 	type state int
 	const (
-		absent state = iota
-		dueNow       // due, at or before the Redis clock
-		dueLater     // due in an hour
+		absent   state = iota
+		dueNow         // due, at or before the Redis clock
+		dueLater       // due in an hour
 		inFlight
 		dead
 	)
