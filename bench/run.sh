@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Runs every comparison and regenerates docs/BENCHMARKS.md, its plots and
+# the raw outputs under docs/bench/.
+#
+#   ./run.sh                 full run (about 20 minutes on 2 cores)
+#   BENCH_QUICK=1 ./run.sh   quick run (under 5 minutes on 2 cores)
+#
+# Raw `go test -bench` outputs are kept so that benchstat can compare runs:
+#   go run golang.org/x/perf/cmd/benchstat@latest -col /lib ../docs/bench/headline.txt
+set -euo pipefail
+cd "$(dirname "$0")"
+
+out=../docs/bench
+mkdir -p "$out"
+bin=$(mktemp -d)
+trap 'rm -rf "$bin"' EXIT
+
+if [[ -n "${BENCH_QUICK:-}" ]]; then
+	mode=quick
+	sweep_ns=0,1000,100000,1000000 sweep_count=1 sweep_time=300ms
+	head_count=6 head_time=500ms
+	acc_n=100000 burst_n=1000000 burst_lead=7s purg_dur=5s idle_dur=5s
+else
+	mode=full
+	sweep_ns=0,1000,100000,1000000,5000000 sweep_count=3 sweep_time=1s
+	head_count=10 head_time=1s
+	acc_n=100000 burst_n=1000000 burst_lead=8s purg_dur=20s idle_dur=10s
+fi
+
+commands=()
+step() { # step OUTFILE ENV... -- COMMAND...: runs a command, logging it.
+	local file=$1; shift
+	local envs=()
+	while [[ $1 != -- ]]; do envs+=("$1"); shift; done
+	shift
+	# Logged as the equivalent commands to type in bench/.
+	local c="$*"
+	c=${c//"$bin/bench.test -test.run ^\$"/"go test -run '^\$'"}
+	c=${c//-test./-}
+	c=${c//"$bin/"/"go run ./cmd/"}
+	commands+=("${envs[*]:+${envs[*]} }$c >> docs/bench/$(basename "$file")")
+	echo "+ ${envs[*]:-} $*" >&2
+	env "${envs[@]}" "$@" >>"$file"
+}
+
+rm -f "$out"/*.txt "$out"/*.jsonl
+start=$(date +%s)
+
+go test -c -o "$bin/bench.test" .
+for c in accuracy burst purgatory idle; do go build -o "$bin/$c" "./cmd/$c"; done
+tb="$bin/bench.test -test.run ^$"
+
+# 1, 2: AfterFunc+Stop and Reset against N pending timers, every N.
+step "$out/ops.txt" BENCH_NS=$sweep_ns -- $tb -test.bench '^Benchmark(AfterFuncStop|Reset)$' \
+	-test.benchtime $sweep_time -test.count $sweep_count
+# The headline: the same at 1M, repeated for medians and benchstat.
+step "$out/headline.txt" BENCH_NS=1000000 -- $tb -test.bench '^Benchmark(AfterFuncStop|Reset)$' \
+	-test.benchtime $head_time -test.count $head_count
+# 3: live heap per pending timer at 1M.
+step "$out/heap.txt" BENCH_HEAP_N=1000000 -- $tb -test.bench '^BenchmarkHeap$' -test.benchtime 1x -test.count 1
+# 6: AfterFunc+Stop from every P.
+step "$out/parallel.txt" BENCH_PAR_NS=0,1000000 -- $tb -test.bench '^BenchmarkParallelAfterFuncStop$' \
+	-test.benchtime $sweep_time -test.count $sweep_count
+
+# 4: firing accuracy, idle and with every core busy.
+for load in "" -busy; do
+	step "$out/accuracy.jsonl" -- "$bin/accuracy" -lib runtime -n $acc_n $load
+	for lib in wheel gozero; do
+		for tick in 1ms 10ms; do
+			step "$out/accuracy.jsonl" -- "$bin/accuracy" -lib $lib -tick $tick -n $acc_n $load
+		done
+	done
+done
+# 5: expiry burst.
+for lib in runtime wheel wheel-pool gozero; do
+	step "$out/burst.jsonl" -- "$bin/burst" -lib $lib -n $burst_n -lead $burst_lead
+done
+# 7: purgatory; "none" is the load generator alone.
+for lib in none runtime wheel gozero; do
+	step "$out/purgatory.jsonl" -- "$bin/purgatory" -lib $lib -duration $purg_dur
+done
+# 8: idle cost with 1M far-future timers.
+for lib in runtime wheel gozero; do
+	step "$out/idle.jsonl" -- "$bin/idle" -lib $lib -n 1000000 -duration $idle_dur
+done
+
+# benchstat, if it can be fetched; the report computes its own medians.
+if go run golang.org/x/perf/cmd/benchstat@latest -col /lib "$out/headline.txt" >"$out/benchstat.txt" 2>/dev/null; then
+	commands+=("go run golang.org/x/perf/cmd/benchstat@latest -col /lib docs/bench/headline.txt  > docs/bench/benchstat.txt")
+else
+	rm -f "$out/benchstat.txt"
+fi
+
+{
+	echo "mode: $mode"
+	echo "seconds: $(($(date +%s) - start))"
+	echo "commit: $(git -C .. rev-parse --short HEAD 2>/dev/null || echo unknown)"
+	echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
+	echo "go: $(go version)"
+	echo "kernel: $(uname -sr)"
+	printf 'command: %s\n' "${commands[@]}"
+} >"$out/env.txt"
+
+go run ./cmd/report -docs ../docs
+echo "wrote docs/BENCHMARKS.md in $(($(date +%s) - start)) s" >&2
