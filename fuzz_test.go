@@ -1,7 +1,10 @@
 package timingwheel
 
 import (
+	"fmt"
+	"runtime"
 	"testing"
+	"time"
 )
 
 // FuzzAPISequence decodes its input into the model test's operations: the
@@ -21,6 +24,13 @@ func FuzzAPISequence(f *testing.F) {
 		if len(data) == 0 {
 			return
 		}
+		// A hang (a flush that never ends) must become a crasher the fuzzer
+		// records, not a stalled worker.
+		watchdog := time.AfterFunc(10*time.Second, func() {
+			buf := make([]byte, 1<<20)
+			panic(fmt.Sprintf("FuzzAPISequence: one input ran for 10s:\n%s", buf[:runtime.Stack(buf, true)]))
+		})
+		defer watchdog.Stop()
 		cfg := modelConfigs[int(data[0])%len(modelConfigs)]
 		h := newHarness(t, &byteChooser{b: data[1:]}, cfg, "fuzz")
 		h.maxTimers = 64
