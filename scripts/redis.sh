@@ -130,7 +130,8 @@ start_server() { # name port
 	local name=$1 p=$2
 	port_in_use "$p" && die "port $p is already in use by a process that is not ours; set REDIS_SH_*PORT*"
 	rm -f "$base/$name/redis.pid"
-	redis-server "$base/$name/redis.conf" >/dev/null
+	# 9<&-: the daemon must not inherit, and so hold forever, the lock below.
+	redis-server "$base/$name/redis.conf" >/dev/null 9<&-
 	wait_ready "$p"
 }
 
@@ -248,10 +249,20 @@ cmd_status() {
 	done < <(all_servers)
 }
 
-case ${1:-} in
-up) cmd_up ;;
-restart-aof) cmd_restart_aof ;;
-down) cmd_down ;;
-status) cmd_status ;;
-*) die "usage: $0 up|restart-aof|down|status" ;;
-esac
+# main runs from the last line, so bash has parsed the whole script before running any of it and
+# an edit to the file (a git pull) during a run cannot change what runs.
+main() {
+	# One invocation at a time: two concurrent `up`s would race for the same ports and pidfiles.
+	exec 9<"$self"
+	if command -v flock >/dev/null; then flock 9; fi
+
+	case ${1:-} in
+	up) cmd_up ;;
+	restart-aof) cmd_restart_aof ;;
+	down) cmd_down ;;
+	status) cmd_status ;;
+	*) die "usage: $0 up|restart-aof|down|status" ;;
+	esac
+}
+
+main "$@"; exit
