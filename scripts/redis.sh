@@ -8,7 +8,7 @@
 #
 # Servers (loopback only, persistence off unless noted), each in its own dir under <repo>/.redis/:
 #   standalone  127.0.0.1:16379
-#   cluster     127.0.0.1:17001-17003, 3 masters, no replicas
+#   cluster     127.0.0.1:17001-17003, 3 masters, no replicas (bus ports 27001-27003)
 #   aof         127.0.0.1:16380, appendonly yes, appendfsync always
 # Override the ports with REDIS_SH_PORT, REDIS_SH_CLUSTER_PORTS ("17001 17002 17003"), REDIS_SH_AOF_PORT.
 #
@@ -105,9 +105,9 @@ write_conf() { # name port extra-lines...
 		echo "bind 127.0.0.1"
 		echo "port $p"
 		echo "daemonize yes"
-		echo "pidfile $dir/redis.pid"
-		echo "logfile $dir/redis.log"
-		echo "dir $dir"
+		echo "pidfile \"$dir/redis.pid\""
+		echo "logfile \"$dir/redis.log\""
+		echo "dir \"$dir\""
 		echo 'save ""'
 		echo "appendonly no"
 		echo "maxmemory-policy noeviction"
@@ -129,6 +129,10 @@ wait_port_free() {
 start_server() { # name port
 	local name=$1 p=$2
 	port_in_use "$p" && die "port $p is already in use by a process that is not ours; set REDIS_SH_*PORT*"
+	# A cluster node also listens on its bus port, port + 10000.
+	if grep -q '^cluster-enabled yes' "$base/$name/redis.conf" && port_in_use $((p + 10000)); then
+		die "cluster bus port $((p + 10000)) (port $p + 10000) is already in use; set REDIS_SH_CLUSTER_PORTS"
+	fi
 	rm -f "$base/$name/redis.pid"
 	# 9<&-: the daemon must not inherit, and so hold forever, the lock below.
 	redis-server "$base/$name/redis.conf" >/dev/null 9<&-
@@ -175,7 +179,8 @@ write_env() {
 		echo "export REDISWHEEL_ADDR=127.0.0.1:$port"
 		echo "export REDISWHEEL_CLUSTER_ADDRS=$(IFS=,; echo "${addrs[*]}")"
 		echo "export REDISWHEEL_AOF_ADDR=127.0.0.1:$aof_port"
-		echo "export REDISWHEEL_AOF_RESTART=\"$self restart-aof\""
+		# A shell command (run it with sh -c) that needs nothing else from the environment.
+		echo "export REDISWHEEL_AOF_RESTART=\"REDIS_SH_AOF_PORT=$aof_port $(printf %q "$self") restart-aof\""
 	} >"$base/env.tmp"
 	mv "$base/env.tmp" "$base/env"
 }
