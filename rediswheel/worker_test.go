@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -227,7 +228,7 @@ func TestStaleTokenIsRejected(t *testing.T) {
 	c := standalone(t)
 	q := newQueue(t, c, Options{Shards: 1})
 	ctx := context.Background()
-	_, err := q.Add(ctx, "k", []byte("p"), time.Now())
+	_, err := q.Add(ctx, "k", []byte("p"), time.Now().Add(-time.Second))
 	require.NoError(t, err)
 
 	first, err := q.claim(ctx, 0, 10, MinLease)
@@ -389,4 +390,49 @@ func TestRunStopsAndReleases(t *testing.T) {
 	run(t, q, rec.handle)
 	eventually(t, 5*time.Second, "the released task", func() bool { return rec.count() == 1 })
 	assert.Equal(t, 1, rec.tasks()[0].Attempt, "a release does not count as an attempt")
+}
+
+// Each shard keeps at most MaxDead dead tasks; the oldest go, with every
+// trace of them.
+func TestDeadSetIsCapped(t *testing.T) {
+	c := standalone(t)
+	const capped = 5
+	q := newQueue(t, c, Options{Shards: 1, MaxDead: capped})
+	ctx := context.Background()
+	for i := range 20 {
+		_, err := q.Add(ctx, fmt.Sprint("k", i), []byte("p"), time.Now().Add(-time.Second))
+		require.NoError(t, err)
+	}
+	got, err := q.claim(ctx, 0, 20, time.Minute)
+	require.NoError(t, err)
+	require.Len(t, got.tasks, 20)
+	for _, d := range got.tasks {
+		codes, err := q.settle(ctx, 0, []outcome{{d: d, kind: "dead", err: "no"}})
+		require.NoError(t, err)
+		require.Equal(t, []int64{settleDead}, codes)
+	}
+	dead, err := q.Dead(ctx, 100)
+	require.NoError(t, err)
+	require.Len(t, dead, capped)
+	assert.Equal(t, ShardStats{Dead: capped}, totals(t, q))
+	assert.Equal(t, int64(capped), c.HLen(ctx, q.keys[0][3]).Val(), "payloads of trimmed tasks are deleted")
+	assert.Equal(t, int64(4*capped), leftovers(t, q), "per dead task: a member, a payload, attempts and last error")
+}
+
+// With Redis unreachable, Run keeps trying, reports the errors through
+// OnError, and still returns promptly when its context ends.
+func TestRunWithoutRedis(t *testing.T) {
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1})
+	defer c.Close()
+	var errs atomic.Int64
+	q, err := New(c, Options{Namespace: "unreachable", OnError: func(error) { errs.Add(1) }})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	require.NoError(t, q.Run(ctx, func(context.Context, Task) error { return nil }))
+	assert.Less(t, time.Since(start), 3*time.Second)
+	assert.GreaterOrEqual(t, errs.Load(), int64(DefaultShards), "each failed claim is reported")
+	_, err = q.Add(context.Background(), "k", nil, time.Now())
+	assert.Error(t, err)
 }
