@@ -66,7 +66,8 @@ type HTTPTask struct {
 	// case-sensitive and never defaulted.
 	Method string
 	// Header is sent as given, except HeaderIdempotencyKey and HeaderAttempt, which the handler
-	// sets. Names must be tokens; values must not contain CR, LF or NUL.
+	// sets. Names must be tokens other than Host, Content-Length and Transfer-Encoding (net/http
+	// sets those from URL and Body); values must not contain CR, LF or NUL.
 	Header http.Header
 	// Body is sent as the request body; nil sends none.
 	Body []byte
@@ -160,6 +161,11 @@ func (t HTTPTask) validate() error {
 	for name, values := range t.Header {
 		if !isToken(name) {
 			return fmt.Errorf("%w: name %q", ErrInvalidHeader, name)
+		}
+		switch http.CanonicalHeaderKey(name) {
+		case "Host", "Content-Length", "Transfer-Encoding":
+			// net/http derives these from URL and Body and would silently drop the task's values.
+			return fmt.Errorf("%w: %s is set from URL and Body", ErrInvalidHeader, name)
 		}
 		for _, v := range values {
 			if strings.ContainsAny(v, "\r\n\x00") {
@@ -297,7 +303,9 @@ func (h *httpHandler) handle(ctx context.Context, task Task) error {
 		return Permanent(fmt.Errorf("rediswheel: HTTP callback: %w", err))
 	}
 	for name, values := range t.Header {
-		req.Header[name] = values
+		for _, v := range values {
+			req.Header.Add(name, v) // canonicalized, so the Set calls below replace any task value
+		}
 	}
 	req.Header.Set(HeaderIdempotencyKey, task.Key)
 	req.Header.Set(HeaderAttempt, strconv.Itoa(task.Attempt))

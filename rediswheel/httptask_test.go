@@ -51,6 +51,8 @@ func TestHTTPTaskValidation(t *testing.T) {
 		{"header name", with(func(t *HTTPTask) { t.Header = http.Header{"Bad Name": {"x"}} }), ErrInvalidHeader},
 		{"header value CRLF", with(func(t *HTTPTask) { t.Header = http.Header{"X-A": {"a\r\nX-B: b"}} }), ErrInvalidHeader},
 		{"header value NUL", with(func(t *HTTPTask) { t.Header = http.Header{"X-A": {"a\x00"}} }), ErrInvalidHeader},
+		{"Host header", with(func(t *HTTPTask) { t.Header = http.Header{"host": {"other.example"}} }), ErrInvalidHeader},
+		{"Content-Length header", with(func(t *HTTPTask) { t.Header = http.Header{"Content-Length": {"3"}} }), ErrInvalidHeader},
 		{"negative timeout", with(func(t *HTTPTask) { t.Timeout = -time.Second }), ErrInvalidTimeout},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -169,9 +171,10 @@ func TestHTTPHandlerRequest(t *testing.T) {
 			URL:    srv.URL + "/hooks/order?id=42",
 			Method: method,
 			Header: http.Header{
-				"Content-Type":    {"application/json"},
-				"X-Multi":         {"a", "b"},
-				"Idempotency-Key": {"forged"}, // the handler's own value wins
+				"Content-Type":         {"application/json"},
+				"X-Multi":              {"a", "b"},
+				"Idempotency-Key":      {"forged"}, // the handler's own value wins,
+				"x-rediswheel-attempt": {"9"},      // whatever the case of the name
 			},
 			Body: body,
 		})
@@ -183,7 +186,7 @@ func TestHTTPHandlerRequest(t *testing.T) {
 		assert.Equal(t, "application/json", s.header.Get("Content-Type"))
 		assert.Equal(t, []string{"a", "b"}, s.header.Values("X-Multi"))
 		assert.Equal(t, []string{"order-42/" + method}, s.header.Values(HeaderIdempotencyKey))
-		assert.Equal(t, "3", s.header.Get(HeaderAttempt))
+		assert.Equal(t, []string{"3"}, s.header.Values(HeaderAttempt))
 	}
 
 	require.NoError(t, sendHTTPTask(t, h, "k", 1, HTTPTask{URL: srv.URL, Method: "POST"}))
