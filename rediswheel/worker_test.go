@@ -436,3 +436,33 @@ func TestRunWithoutRedis(t *testing.T) {
 	_, err = q.Add(context.Background(), "k", nil, time.Now())
 	assert.Error(t, err)
 }
+
+// A handler whose task was taken over (here: its token replaced, as if its
+// lease had been reaped and the task claimed again) learns so at the next
+// heartbeat, and its late result is rejected.
+func TestLostLeaseCancelsHandler(t *testing.T) {
+	c := standalone(t)
+	q := newQueue(t, c, Options{Lease: 300 * time.Millisecond})
+	ctx := context.Background()
+	causes := make(chan error, 1)
+	started := make(chan struct{})
+	run(t, q, func(ctx context.Context, tk Task) error {
+		close(started)
+		<-ctx.Done()
+		causes <- context.Cause(ctx)
+		return nil // a success that must not count
+	})
+	_, err := q.Add(ctx, "k", nil, time.Now().Add(-time.Second))
+	require.NoError(t, err)
+	<-started
+	keys := q.keys[q.shard("k")]
+	require.NoError(t, c.HSet(ctx, keys[4], "t|k", "another-owner").Err())
+	select {
+	case cause := <-causes:
+		assert.ErrorIs(t, cause, ErrLeaseLost)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the handler was not told")
+	}
+	time.Sleep(100 * time.Millisecond)
+	assert.Equal(t, ShardStats{InFlight: 1}, totals(t, q), "the stale ack was rejected")
+}
