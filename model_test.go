@@ -146,6 +146,7 @@ type harness struct {
 	scheduleRunsBudget    int64      // max schedule runs one step may cause
 	maxLevels             int
 	immediateChecked      int
+	levelsSeen            int // the most levels the wheel has had
 }
 
 func newHarness(t testing.TB, c chooser, cfg modelConfig, desc string) *harness {
@@ -538,6 +539,7 @@ func (h *harness) checkStats() {
 	if s != want {
 		require.Equal(h.t, want, s, "%v", h)
 	}
+	h.levelsSeen = max(h.levelsSeen, s.Levels)
 	if s.Levels > h.maxLevels || (h.stopped && s.Levels != 0) {
 		h.t.Fatalf("%v: %d levels (stopped %v)", h, s.Levels, h.stopped)
 	}
@@ -637,6 +639,7 @@ func TestModel(t *testing.T) {
 	const opsPerRun = 1500
 	var ops, immediate int
 	var fired uint64
+	levels := map[modelConfig]int{}
 	for run := 0; ops < total; run++ {
 		cfg := modelConfigs[run%len(modelConfigs)]
 		desc := fmt.Sprintf("TIMINGWHEEL_SEED=%d run %d", seed, run)
@@ -645,6 +648,10 @@ func TestModel(t *testing.T) {
 		ops += h.ops
 		immediate += h.immediateChecked
 		fired += h.fired
+		levels[cfg] = max(levels[cfg], h.levelsSeen)
 	}
 	t.Logf("%d operations, %d expirations, %d immediate (d <= 0) armings", ops, fired, immediate)
+	for _, cfg := range modelConfigs {
+		t.Logf("tick %v, size %d: up to %d levels", cfg.tick, cfg.size, levels[cfg])
+	}
 }
