@@ -95,9 +95,14 @@ func dropPopulation(b *testing.B) {
 	}
 	current = nil
 	notPending := 0
-	for _, h := range p.pending {
-		if !h.Stop() {
-			notPending++
+	// go-zero's Stop cannot report whether a timer was pending and costs a
+	// message each; closing its wheel drops the population at once, and the
+	// check below is on callbacks alone.
+	if _, keyed := p.lib.(*lib.Zero); !keyed {
+		for _, h := range p.pending {
+			if !h.Stop() {
+				notPending++
+			}
 		}
 	}
 	p.lib.Sync()

@@ -71,7 +71,7 @@ func printTable(w io.Writer, cfg config, rt, tw result) {
 	fmt.Fprintln(w)
 	wheelName := fmt.Sprintf("timingwheel (tick %v)", cfg.Tick)
 	line := func(name, a, b, ratio string) {
-		fmt.Fprintf(w, "%-22s %16s %22s %14s\n", name, a, b, ratio)
+		fmt.Fprintf(w, "%-21s %16s %24s %15s\n", name, a, b, ratio)
 	}
 	line("", rt.Name, wheelName, "wheel/runtime")
 	row := func(name string, a, b float64, format string) {

@@ -159,6 +159,7 @@ func readJSONL[T any](path string, dst *[]T) error {
 type env struct {
 	values   map[string]string
 	commands []string
+	failed   []string
 }
 
 func readEnv(path string) (env, error) {
@@ -172,9 +173,12 @@ func readEnv(path string) (env, error) {
 		if !ok {
 			continue
 		}
-		if k == "command" {
+		switch k {
+		case "command":
 			e.commands = append(e.commands, v)
-		} else {
+		case "failed":
+			e.failed = append(e.failed, v)
+		default:
 			e.values[k] = v
 		}
 	}

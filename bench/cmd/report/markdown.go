@@ -298,10 +298,18 @@ func (r *report) accuracySection(b *md) {
 		if a.Early > 0 {
 			early = fmt.Sprintf("**%d** (up to %s ms)", a.Early, num(a.MaxEarlyMs))
 		}
-		rows = append(rows, []string{title(a.Lib), tick, a.Load, early,
+		fired := fmt.Sprint(a.Fired)
+		if a.Fired < a.N {
+			fired = fmt.Sprintf("**%d of %d** by %s s after the last deadline", a.Fired, a.N, num(a.GraceS))
+		}
+		rows = append(rows, []string{title(a.Lib), tick, a.Load, fired, early,
 			num(a.Lateness.P50), num(a.Lateness.P90), num(a.Lateness.P99), num(a.Lateness.Max)})
 	}
-	b.table([]string{"library", "tick", "load", "early", "lateness p50 ms", "p90 ms", "p99 ms", "max ms"}, rows)
+	b.table([]string{"library", "tick", "load", "fired", "early", "lateness p50 ms", "p90 ms", "p99 ms", "max ms"}, rows)
+	b.p("Lateness covers the timers that fired. go-zero advances one slot per tick it receives from a")
+	b.p("time.Ticker, which drops ticks its receiver is too slow to take: once its goroutine falls behind,")
+	b.p("every later timer fires late by as much.")
+	b.p("")
 }
 
 func (r *report) burstSection(b *md) {
@@ -401,12 +409,30 @@ func (r *report) methodSection(b *md) {
 	b.p("`make bench` (or `BENCH_QUICK=1 make bench`) runs `bench/run.sh`, which ran, from `bench/`:")
 	b.p("")
 	b.p("```sh")
-	for _, c := range r.env.commands {
+	for i := 0; i < len(r.env.commands); {
+		c, n := r.env.commands[i], 1
+		for i+n < len(r.env.commands) && r.env.commands[i+n] == c {
+			n++
+		}
+		if n > 1 {
+			b.p("# %d times:", n)
+		}
 		b.p("%s", c)
+		i += n
 	}
 	b.p("go run ./cmd/report -docs ../docs")
 	b.p("```")
 	b.p("")
+	if len(r.env.failed) > 0 {
+		b.p("These steps failed; their workloads are missing or partial above:")
+		b.p("")
+		b.p("```sh")
+		for _, c := range r.env.failed {
+			b.p("%s", c)
+		}
+		b.p("```")
+		b.p("")
+	}
 	b.p("To compare two runs: `go run golang.org/x/perf/cmd/benchstat@latest old/headline.txt docs/bench/headline.txt`.")
 	b.p("")
 	b.p("Every library is called through the same small interface (`bench/internal/lib`), one indirect")

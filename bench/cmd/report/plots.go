@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"math"
 	"path/filepath"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -12,13 +13,38 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
+// One color per library, in every plot, in the order of libs.
 var palette = []color.Color{
-	color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
-	color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
-	color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
+	color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, // timingwheel
+	color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, // runtime
+	color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}, // go-zero
 	color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff},
-	color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
-	color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff},
+}
+
+func libColor(id string) color.Color {
+	for i, l := range libs {
+		if l.id == id {
+			return palette[i]
+		}
+	}
+	return palette[len(palette)-1]
+}
+
+// ticks125 labels 1, 2 and 5 times each power of ten in range, for log
+// axes whose range spans less than a few decades.
+type ticks125 struct{}
+
+func (ticks125) Ticks(lo, hi float64) []plot.Tick {
+	var ts []plot.Tick
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		for _, m := range []float64{1, 2, 5} {
+			v := m * math.Pow(10, e)
+			if v >= lo && v <= hi {
+				ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', -1, 64)})
+			}
+		}
+	}
+	return ts
 }
 
 func (r *report) plots() error {
@@ -48,9 +74,9 @@ func (r *report) sweepPlot(op, name, path string) error {
 	p.X.Label.Text = "N pending timers"
 	p.Y.Label.Text = "ns/op"
 	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{}
-	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{}
+	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, ticks125{}
 	p.Legend.Top, p.Legend.Left = true, true
-	for i, l := range libs {
+	for _, l := range libs {
 		var xy plotter.XYs
 		for _, n := range pendingNs {
 			x, ok := nValues[n]
@@ -61,7 +87,7 @@ func (r *report) sweepPlot(op, name, path string) error {
 		if len(xy) == 0 {
 			continue
 		}
-		line, points, err := linePoints(xy, palette[i])
+		line, points, err := linePoints(xy, libColor(l.id))
 		if err != nil {
 			return err
 		}
@@ -87,16 +113,17 @@ func linePoints(xy plotter.XYs, c color.Color) (*plotter.Line, *plotter.Scatter,
 }
 
 // latenessPlot draws the distribution (CDF) of lateness for every run under
-// load; the x axis is clipped at the largest p99 so the bulk stays visible.
+// load: a color per library, dashed for the coarser tick. The x axis ends
+// past the largest p99 of the runtime and this module, so their bulk stays
+// visible; a curve that leaves the right edge goes on beyond it.
 func (r *report) latenessPlot(load, path string) error {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("Lateness of 100k timers over 2 s (%s)", load)
+	p.Title.Text = fmt.Sprintf("Lateness of 100k timers over 2 s (%s); curves leaving the right edge go on", load)
 	p.X.Label.Text = "callback start − deadline (ms); negative is early"
 	p.Y.Label.Text = "fraction of timers"
-	p.Legend.Top, p.Legend.Left = true, false
-	p.Legend.XOffs = vg.Points(0)
+	// Bottom right, raised clear of curves that stay low (go-zero's).
+	p.Legend.Top, p.Legend.Left, p.Legend.YOffs = false, false, vg.Inch
 	xmin, xmax := 0.0, 0.0
-	i := 0
 	for _, a := range r.accuracy {
 		if a.Load != load || len(a.Lateness.CDF) == 0 {
 			continue
@@ -106,23 +133,26 @@ func (r *report) latenessPlot(load, path string) error {
 			xy[j] = plotter.XY{X: v, Y: float64(j+1) / float64(len(a.Lateness.CDF))}
 		}
 		xmin = math.Min(xmin, a.Lateness.CDF[0])
-		xmax = math.Max(xmax, a.Lateness.P99)
+		if a.Lib != "gozero" {
+			xmax = math.Max(xmax, a.Lateness.P99)
+		}
 		line, err := plotter.NewLine(xy)
 		if err != nil {
 			return err
 		}
-		line.Color = palette[i%len(palette)]
-		line.Width = vg.Points(1.5)
+		line.Color, line.Width = libColor(a.Lib), vg.Points(1.5)
 		name := title(a.Lib)
 		if a.TickMs > 0 {
 			name += fmt.Sprintf(", tick %s ms", num(a.TickMs))
+			if a.TickMs > 1 {
+				line.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+			}
 		}
 		p.Add(line)
 		p.Legend.Add(name, line)
-		i++
 	}
 	p.Add(plotter.NewGrid())
-	p.X.Min, p.X.Max = xmin*1.05, xmax*1.05
+	p.X.Min, p.X.Max = xmin*1.1-1, xmax*1.2
 	p.Y.Min, p.Y.Max = 0, 1
 	return p.Save(7*vg.Inch, 4*vg.Inch, path)
 }

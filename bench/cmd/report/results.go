@@ -18,6 +18,8 @@ type accuracy struct {
 	Load       string  `json:"load"`
 	N          int     `json:"n"`
 	SpreadMs   float64 `json:"spread_ms"`
+	Fired      int     `json:"fired"`
+	GraceS     float64 `json:"grace_s"`
 	Early      int     `json:"early"`
 	MaxEarlyMs float64 `json:"max_early_ms"`
 	Lateness   summary `json:"lateness"`
