@@ -1,0 +1,177 @@
+package timingwheel
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Deterministic ScheduleFunc semantics on a manual wheel: the times of runs,
+// catching up, finite schedules, and Stop and Reset from inside f.
+
+// runTimes records the clock's elapsed time at each run of a schedule.
+type runTimes struct {
+	clock *FakeClock
+	at    []time.Duration
+}
+
+func (r *runTimes) f() { r.at = append(r.at, r.clock.Now().Sub(testEpoch)) }
+
+func advanceSteps(tw *TimingWheel, clock *FakeClock, n int, by time.Duration) {
+	for range n {
+		clock.Advance(by)
+		tw.step()
+	}
+}
+
+func ms(v ...float64) []time.Duration {
+	out := make([]time.Duration, len(v))
+	for i, x := range v {
+		out[i] = time.Duration(x * float64(time.Millisecond))
+	}
+	return out
+}
+
+// Runs are due at k*interval from the start, each rounded up to the tick,
+// never drifting by the rounding of the runs before.
+func TestScheduleRunsDoNotDrift(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		interval time.Duration
+		want     []time.Duration
+	}{
+		{"on the tick", 2 * time.Millisecond, ms(2, 4, 6, 8, 10)},
+		{"between ticks", 1500 * time.Microsecond, ms(2, 3, 5, 6, 8, 9)},
+		{"below the tick: one run per tick, catching up", 400 * time.Microsecond, ms(1, 2, 3, 4, 5, 6, 7, 8, 9, 10)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tw, clock := newManualWheel(t, time.Millisecond, 4)
+			r := &runTimes{clock: clock}
+			tw.ScheduleFunc(Every(tc.interval), r.f)
+			advanceSteps(tw, clock, 10, time.Millisecond)
+			require.Equal(t, tc.want, r.at[:min(len(r.at), len(tc.want))])
+			for k, at := range r.at {
+				require.GreaterOrEqual(t, at, time.Duration(k+1)*tc.interval, "run %d early", k+1)
+			}
+			require.Equal(t, 1, tw.Len(), "a schedule stays pending")
+		})
+	}
+}
+
+// After a stall, the missed runs are not skipped: each comes, never before
+// its scheduled time.
+func TestScheduleCatchesUpAfterAStall(t *testing.T) {
+	tw, clock := newManualWheel(t, time.Millisecond, 4)
+	r := &runTimes{clock: clock}
+	tw.ScheduleFunc(Every(3*time.Millisecond), r.f)
+	clock.Advance(31 * time.Millisecond)
+	tw.step()
+	require.Len(t, r.at, 10, "runs at 3, 6, ..., 30ms")
+	advanceSteps(tw, clock, 2, time.Millisecond) // 33ms
+	require.Len(t, r.at, 11)
+	require.Equal(t, 33*time.Millisecond, r.at[10], "back on the original grid")
+	require.Equal(t, uint64(11), tw.Stats().Fired)
+}
+
+// A Scheduler that ends: the Timer becomes inactive after the last run, and
+// a Scheduler with no first run makes an inactive Timer that Reset starts.
+func TestScheduleThatEnds(t *testing.T) {
+	tw, clock := newManualWheel(t, time.Millisecond, 4)
+	left := 3
+	r := &runTimes{clock: clock}
+	tm := tw.ScheduleFunc(countdown{left: &left, period: 2 * time.Millisecond}, r.f)
+	advanceSteps(tw, clock, 10, time.Millisecond)
+	require.Equal(t, ms(2, 4, 6), r.at)
+	require.Zero(t, tw.Len())
+	require.False(t, tm.Stop(), "the schedule ended by itself")
+
+	none := 0
+	r2 := &runTimes{clock: clock}
+	idle := tw.ScheduleFunc(countdown{left: &none, period: time.Millisecond}, r2.f)
+	require.Zero(t, tw.Len())
+	require.False(t, idle.Stop())
+	require.False(t, idle.Reset(time.Millisecond), "an idle schedule was not active")
+	require.Equal(t, 1, tw.Len())
+	advanceSteps(tw, clock, 3, time.Millisecond)
+	require.Equal(t, ms(11), r2.at, "Reset runs it once; then its Scheduler has no more runs")
+	require.Zero(t, tw.Len())
+}
+
+// Reset(d) moves the next run to d from now, and the schedule continues from
+// there.
+func TestScheduleReset(t *testing.T) {
+	tw, clock := newManualWheel(t, time.Millisecond, 4)
+	r := &runTimes{clock: clock}
+	tm := tw.ScheduleFunc(Every(4*time.Millisecond), r.f)
+	advanceSteps(tw, clock, 5, time.Millisecond) // run at 4ms
+	require.True(t, tm.Reset(10*time.Millisecond), "an active schedule")
+	advanceSteps(tw, clock, 20, time.Millisecond)
+	require.Equal(t, ms(4, 15, 19, 23), r.at)
+	require.True(t, tm.Stop())
+	require.False(t, tm.Reset(time.Millisecond), "a stopped schedule was not active")
+	advanceSteps(tw, clock, 6, time.Millisecond)
+	require.Equal(t, ms(4, 15, 19, 23, 26, 30), r.at, "Reset restarts a stopped schedule")
+}
+
+// Stop from inside f: this run completes, and no later run starts.
+func TestScheduleStopFromItsOwnRun(t *testing.T) {
+	for _, inline := range []bool{true, false} {
+		name := map[bool]string{true: "inline", false: "goroutines"}[inline]
+		t.Run(name, func(t *testing.T) {
+			clock := NewFakeClock(testEpoch)
+			opts := []Option{WithClock(clock)}
+			if inline {
+				opts = append(opts, WithInlineCallbacks())
+			}
+			tw, err := New(time.Millisecond, 4, opts...)
+			require.NoError(t, err)
+			defer tw.Stop()
+			runs := make(chan int, 10)
+			stops := make(chan bool, 10)
+			n := 0
+			var tm *Timer
+			ready := make(chan struct{})
+			tm = tw.ScheduleFunc(Every(time.Millisecond), func() {
+				<-ready
+				n++
+				if n == 3 {
+					stops <- tm.Stop()
+					stops <- tm.Stop()
+				}
+				runs <- n
+			})
+			close(ready)
+			for k := 1; k <= 3; k++ {
+				clock.Advance(time.Millisecond)
+				require.Equal(t, k, <-runs)
+			}
+			require.True(t, <-stops, "Stop inside the third run prevents the fourth")
+			require.False(t, <-stops)
+			clock.Advance(10 * time.Millisecond)
+			time.Sleep(20 * time.Millisecond)
+			require.Empty(t, runs, "a run started after Stop returned true")
+			require.Zero(t, tw.Len())
+		})
+	}
+}
+
+func TestPackageLevelFunctionsUseTheDefaultWheel(t *testing.T) {
+	start := time.Now()
+	tm := NewTimer(2 * time.Millisecond)
+	require.GreaterOrEqual(t, (<-tm.C).Sub(start), 2*time.Millisecond)
+	require.GreaterOrEqual(t, (<-After(time.Millisecond)).Sub(start), time.Millisecond)
+	done := make(chan struct{})
+	var n atomic.Int32 // runs may overlap
+	s := ScheduleFunc(Every(time.Millisecond), func() {
+		if n.Add(1) == 3 {
+			close(done)
+		}
+	})
+	<-done
+	require.True(t, s.Stop())
+	require.Same(t, Default(), Default())
+	require.Equal(t, int64(DefaultTick), Default().tick)
+	require.Equal(t, int64(DefaultWheelSize), Default().size)
+}
