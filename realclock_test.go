@@ -146,7 +146,14 @@ func TestIdleWheelDoesNotWake(t *testing.T) {
 			for range n {
 				tw.AfterFunc(time.Hour+time.Duration(r.Int64N(int64(9*time.Hour))), func() {})
 			}
-			time.Sleep(50 * time.Millisecond) // the first add may wake the poller once
+			// Adds that moved the head earlier woke the poller; let it settle.
+			last := tw.Stats().Wakeups
+			require.Eventually(t, func() bool {
+				w := tw.Stats().Wakeups
+				settled := w == last
+				last = w
+				return settled
+			}, 10*time.Second, 50*time.Millisecond)
 			before := tw.Stats()
 			time.Sleep(time.Second)
 			after := tw.Stats()
