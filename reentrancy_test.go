@@ -9,7 +9,7 @@ import (
 
 // TestStopFromCallback: a callback may stop its own wheel in every callback
 // mode; Stop must not wait for the goroutine it is running on.
-func TestStopFromCallback(t *testing.T) {
+func TestStopFromOwnCallbackEveryMode(t *testing.T) {
 	modes := map[string][]Option{
 		"goroutine": nil,
 		"inline":    {WithInlineCallbacks()},

@@ -44,7 +44,7 @@ func TestScheduleRunsDoNotDrift(t *testing.T) {
 	}{
 		{"on the tick", 2 * time.Millisecond, ms(2, 4, 6, 8, 10)},
 		{"between ticks", 1500 * time.Microsecond, ms(2, 3, 5, 6, 8, 9)},
-		{"below the tick: one run per tick, catching up", 400 * time.Microsecond, ms(1, 2, 3, 4, 5, 6, 7, 8, 9, 10)},
+		{"below the tick: runs due in one tick merge, on phase", 400 * time.Microsecond, ms(1, 2, 3, 4, 5, 6, 7, 8, 9, 10)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tw, clock := newManualWheel(t, time.Millisecond, 4)
@@ -174,4 +174,61 @@ func TestPackageLevelFunctionsUseTheDefaultWheel(t *testing.T) {
 	require.Same(t, Default(), Default())
 	require.Equal(t, int64(DefaultTick), Default().tick)
 	require.Equal(t, int64(DefaultWheelSize), Default().size)
+}
+
+// A schedule Reset far into the past runs once, at the next tick, and then
+// resumes on its grid after the current tick; when that would take more than
+// maxSkips calls of Next, it restarts one interval after the current tick.
+func TestScheduleResetFarIntoThePast(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		interval time.Duration
+		back     time.Duration
+		want     []time.Duration
+	}{
+		// The wheel's time is 9 ms, its last flush (the run at 9 ms), so the
+		// reset's run is due at tick 10 and seen in the step at 11 ms. The
+		// grid, now -10 ms + 3k, resumes at its first point after tick 10:
+		// 11 ms (the same step), then 14, 17.
+		{"within maxSkips", 3 * time.Millisecond, 20 * time.Millisecond, ms(11, 11, 14, 17)},
+		// Every 1 µs has run at each tick up to 10 ms. An hour back is far
+		// more than maxSkips runs, so after the reset's run (tick 11) the
+		// schedule restarts 1 µs after tick 11: due at 12 ms, then each tick.
+		{"beyond maxSkips", time.Microsecond, time.Hour, ms(11, 12, 13, 14)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tw, clock := newManualWheel(t, time.Millisecond, 4)
+			r := &runTimes{clock: clock}
+			tm := tw.ScheduleFunc(Every(tc.interval), r.f)
+			advanceSteps(tw, clock, 10, time.Millisecond)
+			r.at = nil
+			require.True(t, tm.Reset(-tc.back))
+			advanceSteps(tw, clock, 7, time.Millisecond) // to 17 ms
+			require.Equal(t, tc.want, r.at[:min(len(r.at), len(tc.want))])
+		})
+	}
+}
+
+// A run handed to the executor but not begun when Stop returns true never
+// runs: with one worker kept busy, the schedule's run waits in the queue
+// while the schedule is stopped.
+func TestScheduleStopCancelsARunNotYetBegun(t *testing.T) {
+	clock := NewFakeClock(testEpoch)
+	tw, err := New(time.Millisecond, 4, WithClock(clock), WithWorkerPool(1))
+	require.NoError(t, err)
+	defer tw.Stop()
+
+	busy, release := make(chan struct{}), make(chan struct{})
+	tw.AfterFunc(time.Millisecond, func() { close(busy); <-release })
+	var runs atomic.Int32
+	tm := tw.ScheduleFunc(Every(2*time.Millisecond), func() { runs.Add(1) })
+	clock.Advance(time.Millisecond)
+	<-busy // the only worker is taken
+	clock.Advance(time.Millisecond)
+	require.Eventually(t, func() bool { return tw.Stats().Fired == 2 }, 5*time.Second, time.Millisecond,
+		"the schedule's first run is handed to the pool")
+	require.True(t, tm.Stop(), "the schedule had runs ahead")
+	close(release)
+	tw.Stop() // waits for the queue to drain
+	require.Zero(t, runs.Load(), "a run queued before Stop returned true ran")
 }

@@ -27,8 +27,13 @@ type every time.Duration
 
 func (e every) Next(prev time.Time) time.Time { return prev.Add(time.Duration(e)) }
 
+// maxSkips bounds the Next calls one run of a schedule makes to skip runs
+// merged into it, so that the poller's work per run stays bounded.
+const maxSkips = 1024
+
 // schedule is the part of a ScheduleFunc timer that one-shot timers lack.
 type schedule struct {
+	owner     owner // the Timer's owner: the wheel and this schedule
 	scheduler Scheduler
 	next      time.Time // the scheduled time of the pending run; protected by wheel.mu
 	// stopGen counts the timer's successful Stops. A run handed to the
@@ -40,11 +45,15 @@ type schedule struct {
 
 // ScheduleFunc calls f, each in its own goroutine (or as the wheel's callback
 // option says), at the times s gives: first s.Next(now), then s.Next of the
-// previous scheduled time, so runs do not drift by the wheel's lateness. A run
-// whose time has already passed (after a stall) fires at the next tick, so
-// missed runs are caught up one per tick, not skipped. Runs of a slow f may
-// overlap. Stop the returned Timer to end the schedule; Reset(d) moves the
-// next run to d from now and continues the schedule from there.
+// previous scheduled time, so runs do not drift by the wheel's lateness. Each
+// run starts no earlier than its time. Runs due in the same tick as the run
+// firing are merged into it (an interval shorter than the tick runs once a
+// tick, on its phase); runs that fell due while the wheel was stalled fire one
+// after another as it catches up. Runs of a slow f may overlap. Stop the
+// returned Timer to end the schedule: a run already handed to the executor
+// but not yet begun when Stop returns true does not run; Stop does not wait
+// for a run that has begun. Reset(d) moves the next run to d from now and
+// continues the schedule from there.
 //
 // If s.Next(now) is the zero Time, f never runs and the Timer is inactive. A
 // nil s or f panics.
@@ -55,15 +64,17 @@ func (tw *TimingWheel) ScheduleFunc(s Scheduler, f func()) *Timer {
 	if f == nil {
 		panic("timingwheel: ScheduleFunc called with nil func")
 	}
-	t := &Timer{wheel: tw, f: f, kind: kindSchedule, schedule: &schedule{scheduler: s}}
+	sched := &schedule{scheduler: s}
+	sched.owner = owner{wheel: tw, schedule: sched}
+	t := &Timer{owner: &sched.owner, f: f}
 	now := tw.elapsed()
 	first := s.Next(tw.epoch.Add(time.Duration(now)))
 	if first.IsZero() {
-		t.state = stateIdle // no run: Stop and Reset report false
+		t.setState(stateIdle) // no run: Stop and Reset report false
 		return t
 	}
 	tw.mu.Lock()
-	t.schedule.next = first
+	sched.next = first
 	tw.startLocked(t, tw.scheduledTickLocked(first))
 	tw.mu.Unlock()
 	return t
@@ -79,21 +90,32 @@ func (tw *TimingWheel) scheduledTickLocked(next time.Time) int64 {
 // rearmLocked fires a run of the schedule t and arms the next one. It returns
 // the run, gated on no Stop having succeeded in between.
 func (tw *TimingWheel) rearmLocked(t *Timer) func() {
-	s := t.schedule
+	s := t.owner.schedule
 	gen, f := s.stopGen.Load(), t.f
 	run := func() {
 		if s.stopGen.Load() == gen {
 			f()
 		}
 	}
+	// Later runs whose due tick is this run's are merged into it: an
+	// interval shorter than the tick runs once a tick and keeps its phase,
+	// and a schedule Reset into the past resumes at its first time ahead.
+	// Past maxSkips calls the schedule restarts from the current tick.
 	next := s.scheduler.Next(s.next)
+	for skips := 0; !next.IsZero() && tw.dueTick(int64(next.Sub(tw.epoch)), 1) <= tw.currentTick; skips++ {
+		if skips == maxSkips {
+			next = s.scheduler.Next(tw.timeOfTick(tw.currentTick))
+			break
+		}
+		next = s.scheduler.Next(next)
+	}
 	if next.IsZero() {
 		tw.pending--
-		t.state = stateFired
+		t.setState(stateFired)
 		return run
 	}
 	s.next = next
-	t.deadline = tw.scheduledTickLocked(next)
+	t.setDeadline(tw.scheduledTickLocked(next))
 	tw.insertLocked(t)
 	return run
 }

@@ -4,7 +4,7 @@ package timingwheel
 type Stats struct {
 	Pending int    // timers that will fire unless stopped (Len)
 	Fired   uint64 // expirations: AfterFunc callbacks handed over, values sent on C, runs of schedules
-	Stopped uint64 // Stop calls that returned true
+	Stopped uint64 // Stop calls that prevented a fire (not those that only discarded a value on C)
 	Dropped uint64 // timers pending when the wheel stopped
 	Wakeups uint64 // times the poller woke from a sleep
 	Levels  int    // levels created so far (level 0 counts once a timer needed it)

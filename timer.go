@@ -14,19 +14,40 @@ import "time"
 type Timer struct {
 	C <-chan time.Time
 
-	// The fields below are protected by wheel.mu, except wheel, kind and C,
-	// which never change after construction.
+	// next, prev and due are protected by the wheel's mu; C, owner and f never
+	// change after construction. The six words make a Timer 48 bytes, the
+	// only allocation of an AfterFunc with a non-capturing f.
 	//
 	// next and prev link the timer into the ring of the bucket that holds it;
-	// both are nil when it is in none: not yet started, fired, stopped, or
-	// dropped by a stopped wheel.
+	// both are nil when it is in none: not yet started, fired, stopped,
+	// dropped by a stopped wheel, or due too far ahead to ever fire.
 	next, prev *Timer
-	wheel      *TimingWheel
-	deadline   int64 // the tick at which the timer is due: ceil(deadline time / tick)
+	owner      *owner
 	f          func()
-	schedule   *schedule // ScheduleFunc timers only
-	state      timerState
-	kind       timerKind
+	due        due // the due tick and the state
+}
+
+// owner is what a Timer belongs to: its wheel, and for a ScheduleFunc timer
+// its schedule. One-shot timers share their wheel's owner.
+type owner struct {
+	wheel    *TimingWheel
+	schedule *schedule
+}
+
+func (t *Timer) state() timerState      { return t.due.state() }
+func (t *Timer) setState(s timerState)  { t.due = makeDue(t.due.tick(), s) }
+func (t *Timer) deadline() int64        { return t.due.tick() }
+func (t *Timer) setDeadline(tick int64) { t.due = makeDue(tick, t.due.state()) }
+
+func (t *Timer) kind() timerKind {
+	switch {
+	case t.C != nil:
+		return kindChan
+	case t.owner.schedule != nil:
+		return kindSchedule
+	default:
+		return kindFunc
+	}
 }
 
 // A timerState says what Stop and Reset must report. Every transition happens
@@ -72,7 +93,7 @@ func (tw *TimingWheel) AfterFunc(d time.Duration, f func()) *Timer {
 	if f == nil {
 		panic("timingwheel: AfterFunc called with nil func")
 	}
-	t := &Timer{wheel: tw, f: f, kind: kindFunc}
+	t := &Timer{owner: &tw.owner, f: f}
 	tw.start(t, d)
 	return t
 }
@@ -81,7 +102,7 @@ func (tw *TimingWheel) AfterFunc(d time.Duration, f func()) *Timer {
 // after at least duration d on the wheel's clock.
 func (tw *TimingWheel) NewTimer(d time.Duration) *Timer {
 	c := make(chan time.Time, 1)
-	t := &Timer{C: c, wheel: tw, kind: kindChan}
+	t := &Timer{C: c, owner: &tw.owner}
 	clock := tw.clock
 	t.f = func() {
 		select {
@@ -111,8 +132,8 @@ func (tw *TimingWheel) start(t *Timer, d time.Duration) {
 
 // Stop prevents the Timer from firing. It returns true if the call stops the
 // timer, false if the timer has already expired or been stopped. For a
-// ScheduleFunc timer, it returns true if it prevented any further run, and no
-// run starts after it returns.
+// ScheduleFunc timer, it returns true if it prevented any further run; a run
+// handed to the executor but not yet begun then does not run either.
 //
 // For every arming of a timer, exactly one of "a Stop returned true" and "the
 // timer fired" holds, even when Stop races the poller cascading the timer
@@ -122,24 +143,24 @@ func (tw *TimingWheel) start(t *Timer, d time.Duration) {
 // Stop does not wait for an AfterFunc callback that has already started.
 // On a stopped wheel, Stop reports true once for a timer that was pending.
 func (t *Timer) Stop() bool {
-	tw := t.wheel
-	if tw == nil {
+	if t.owner == nil {
 		panic("timingwheel: Stop called on uninitialized Timer")
 	}
+	tw := t.owner.wheel
 	tw.mu.Lock()
-	stopped := t.state == statePending
+	stopped := t.state() == statePending
 	if stopped {
 		t.unlink()
-		t.state = stateStopped
+		t.setState(stateStopped)
 		if !tw.stopped {
 			tw.pending--
 		}
 		tw.stoppedCount++
-		if t.schedule != nil {
-			t.schedule.stopGen.Add(1)
+		if s := t.owner.schedule; s != nil {
+			s.stopGen.Add(1)
 		}
 	}
-	if t.kind == kindChan && drain(t.C) {
+	if t.C != nil && drain(t.C) {
 		stopped = true
 	}
 	tw.mu.Unlock()
@@ -155,22 +176,22 @@ func (t *Timer) Stop() bool {
 //
 // As with Stop, after Reset returns no stale value is received on C.
 func (t *Timer) Reset(d time.Duration) bool {
-	tw := t.wheel
-	if tw == nil {
+	if t.owner == nil {
 		panic("timingwheel: Reset called on uninitialized Timer")
 	}
+	tw, sched := t.owner.wheel, t.owner.schedule
 	ns := tw.targetAfter(d)
 	deadline := tw.dueTick(ns, d)
 	tw.mu.Lock()
-	active := t.state == statePending
-	if active && t.next != nil && deadline >= t.deadline {
+	active := t.state() == statePending
+	if active && t.next != nil && deadline >= t.deadline() {
 		// Later, as an idle timeout re-armed on every read is: leave the
 		// timer where it is. Its bucket expires no later than the old
 		// deadline, and the flush then re-inserts it by the new one, so it
 		// cannot fire early, and the common Reset touches no list.
-		t.deadline = deadline
-		if t.schedule != nil {
-			t.schedule.next = tw.epoch.Add(time.Duration(ns))
+		t.setDeadline(deadline)
+		if sched != nil {
+			sched.next = tw.epoch.Add(time.Duration(ns))
 		}
 		tw.mu.Unlock()
 		return true
@@ -181,11 +202,11 @@ func (t *Timer) Reset(d time.Duration) bool {
 			tw.pending--
 		}
 	}
-	if t.kind == kindChan && drain(t.C) {
+	if t.C != nil && drain(t.C) {
 		active = true
 	}
-	if t.schedule != nil {
-		t.schedule.next = tw.epoch.Add(time.Duration(ns))
+	if sched != nil {
+		sched.next = tw.epoch.Add(time.Duration(ns))
 	}
 	run := tw.startLocked(t, deadline)
 	tw.mu.Unlock()

@@ -39,6 +39,7 @@ type TimingWheel struct {
 	pollerID atomic.Uint64
 	stopOnce sync.Once
 	ready    []func() // flush's batch of callbacks, reused; poller only
+	owner    owner    // the owner of the wheel's one-shot timers
 
 	// mu protects the wheel: every level, bucket and timer state, the
 	// counters, and currentTick. Adds, Stop, Reset and the poller's clock
@@ -89,6 +90,7 @@ func New(tick time.Duration, wheelSize int, opts ...Option) (*TimingWheel, error
 		done:  make(chan struct{}),
 		exec:  executor{mode: cfg.mode},
 	}
+	tw.owner.wheel = tw
 	tw.system = cfg.clock == delayqueue.System
 	tw.epoch = cfg.clock.Now()
 	tw.queue = delayqueue.New[*bucket](cfg.clock)
@@ -135,7 +137,7 @@ func (tw *TimingWheel) dueTick(ns int64, d time.Duration) int64 {
 	if q*tw.tick != ns {
 		q++
 	}
-	return q
+	return min(q, maxDueTick)
 }
 
 func (tw *TimingWheel) deadlineAfter(d time.Duration) int64 {
@@ -153,8 +155,7 @@ func (tw *TimingWheel) timeOfTick(tick int64) time.Time {
 // startLocked arms t for deadline and returns a callback to run if it is due
 // at once. Callers hold mu and have taken t out of any bucket.
 func (tw *TimingWheel) startLocked(t *Timer, deadline int64) func() {
-	t.state = statePending
-	t.deadline = deadline
+	t.due = makeDue(deadline, statePending)
 	if tw.stopped {
 		return nil // dropped: pending forever, never fires
 	}
@@ -162,10 +163,10 @@ func (tw *TimingWheel) startLocked(t *Timer, deadline int64) func() {
 	if tw.insertLocked(t) {
 		return nil
 	}
-	if tw.exec.mode == execInline || t.kind == kindSchedule {
+	if tw.exec.mode == execInline || t.kind() == kindSchedule {
 		// Never run a callback on the caller's goroutine: let the poller take
 		// it at the next tick, which is already due.
-		t.deadline = tw.currentTick + 1
+		t.setDeadline(tw.currentTick + 1)
 		tw.insertLocked(t)
 		return nil
 	}
@@ -185,9 +186,12 @@ func (tw *TimingWheel) startLocked(t *Timer, deadline int64) func() {
 // bucket only cascades its timers down when its slot begins, so the timers
 // reach level 0, and fire, no earlier than their deadlines.
 func (tw *TimingWheel) insertLocked(t *Timer) bool {
-	deadline, now := t.deadline, tw.currentTick
+	deadline, now := t.deadline(), tw.currentTick
 	if deadline <= now {
 		return false
+	}
+	if deadline == maxDueTick {
+		return true // never due: pending, in no bucket
 	}
 	for level := 0; ; level++ {
 		shift := uint(level) * tw.bits
@@ -222,17 +226,17 @@ func newLevel(size int64) []bucket {
 // discard it).
 func (tw *TimingWheel) expireLocked(t *Timer) func() {
 	tw.fired++
-	switch t.kind {
+	switch t.kind() {
 	case kindChan:
 		tw.pending--
-		t.state = stateFired
+		t.setState(stateFired)
 		t.f()
 		return nil
 	case kindSchedule:
 		return tw.rearmLocked(t)
 	default:
 		tw.pending--
-		t.state = stateFired
+		t.setState(stateFired)
 		return t.f
 	}
 }
