@@ -27,8 +27,8 @@ test-core:
 # when the tests fail.
 test-redis:
 	@set -e; \
-	trap 'scripts/redis.sh down' EXIT; \
-	scripts/redis.sh up; \
+	trap '$(CURDIR)/scripts/redis.sh down' EXIT; \
+	$(CURDIR)/scripts/redis.sh up; \
 	. ./.redis/env; \
 	cd rediswheel && REDISWHEEL_REQUIRE=1 $(GO) test -race -count=1 -timeout 8m ./...
 
