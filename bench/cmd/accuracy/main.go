@@ -47,17 +47,15 @@ func main() {
 	n := flag.Int("n", 100_000, "timers")
 	spread := flag.Duration("spread", 2*time.Second, "deadlines are uniform in (0, spread]")
 	busy := flag.Bool("busy", false, "keep every core busy with spinning goroutines")
+	grace := flag.Duration("grace", 10*time.Second, "how long after the last deadline to wait for timers that have not fired")
 	flag.Parse()
-	if err := run(*name, *tick, *size, *n, *spread, *busy); err != nil {
+	if err := run(*name, *tick, *size, *n, *spread, *grace, *busy); err != nil {
 		fmt.Fprintln(os.Stderr, "accuracy:", err)
 		os.Exit(1)
 	}
 }
 
-// grace is how long after the last deadline the timers are waited for.
-const grace = 10 * time.Second
-
-func run(name string, tick time.Duration, size, n int, spread time.Duration, busy bool) error {
+func run(name string, tick time.Duration, size, n int, spread, grace time.Duration, busy bool) error {
 	l, err := lib.New(lib.Config{Name: name, Tick: tick, Size: size})
 	if err != nil {
 		return err

@@ -23,6 +23,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -95,7 +96,19 @@ func main() {
 	timeout := flag.Duration("timeout", 100*time.Millisecond, "request timeout")
 	p50 := flag.Duration("p50", 10*time.Millisecond, "median completion latency")
 	p75 := flag.Duration("p75", 30*time.Millisecond, "75th percentile completion latency")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "purgatory:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	var l lib.Lib = none{}
 	if *name != "none" {
 		var err error
