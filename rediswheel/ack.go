@@ -68,7 +68,9 @@ func (r *runner) settleLoop() {
 	}
 }
 
-// settle applies outcomes, all in shard, and returns one settle code each.
+// settle applies outcomes, all in shard, and returns one settle code each. It
+// hints this Queue's Runs with the shard's earliest due time, so a retry due
+// sooner than they know of (a short Backoff) is not left for the idle poll.
 func (q *Queue) settle(ctx context.Context, shard int, os []outcome) ([]int64, error) {
 	args := make([]any, 0, 2+5*len(os))
 	args = append(args, q.opts.MaxDead, q.opts.MaxAttempts)
@@ -76,11 +78,14 @@ func (q *Queue) settle(ctx context.Context, shard int, os []outcome) ([]int64, e
 		args = append(args, o.d.task.Key, o.d.token, o.kind, o.delay, o.err)
 	}
 	codes, err := settleScript.Run(ctx, q.client, q.keys[shard], args...).Int64Slice()
-	if err == nil && len(codes) != len(os) {
+	if err == nil && len(codes) != len(os)+1 {
 		err = fmt.Errorf("unexpected reply %v", codes)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("rediswheel: settle shard %d: %w", shard, err)
 	}
-	return codes, nil
+	if next := codes[len(os)]; next >= 0 {
+		q.hint(next)
+	}
+	return codes[:len(os)], nil
 }

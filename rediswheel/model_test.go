@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -59,6 +60,20 @@ func TestScriptsAgainstModel(t *testing.T) {
 			}
 		}
 		require.Equal(t, want, totals(t, q), "step %d, after %s (seed %d)", step, op, seed)
+		// The body invariant Add relies on (lua/common.lua): a key has a
+		// payload exactly while it is in one of due, lease and dead.
+		keys := q.keys[0]
+		inSets := []string{}
+		for _, k := range keys[:3] {
+			members, err := c.ZRange(ctx, k, 0, -1).Result()
+			require.NoError(t, err)
+			inSets = append(inSets, members...)
+		}
+		withBody, err := c.HKeys(ctx, keys[3]).Result()
+		require.NoError(t, err)
+		slices.Sort(inSets)
+		slices.Sort(withBody)
+		require.Equal(t, inSets, withBody, "step %d, after %s (seed %d): keys in sets vs keys with a body", step, op, seed)
 	}
 
 	for step := range 2000 {
@@ -83,6 +98,25 @@ func TestScriptsAgainstModel(t *testing.T) {
 					m.state = dueLater
 				}
 			}
+		case r < 23:
+			// Two items, perhaps of the same key: the first one wins.
+			k2 := keys[rng.IntN(len(keys))]
+			op = fmt.Sprintf("AddBatch(%s, %s)", k, k2)
+			added, err := q.AddBatch(ctx, []Item{
+				{Key: k, Payload: []byte(payload), At: time.Now().Add(-time.Hour)},
+				{Key: k2, Payload: []byte(payload + "b"), At: time.Now().Add(time.Hour)},
+			})
+			require.NoError(t, err)
+			want0 := m.state == absent
+			if want0 {
+				*m = task{state: dueNow, payload: payload}
+			}
+			m2 := model[k2]
+			want1 := m2.state == absent
+			if want1 {
+				*m2 = task{state: dueLater, payload: payload + "b"}
+			}
+			require.Equal(t, []bool{want0, want1}, added, op)
 		case r < 25:
 			op = fmt.Sprintf("AddAfter(%s, 0)", k)
 			added, err := q.AddAfter(ctx, k, []byte(payload), 0)

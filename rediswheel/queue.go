@@ -2,8 +2,8 @@ package rediswheel
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -77,17 +77,118 @@ func (q *Queue) add(ctx context.Context, key string, payload []byte, mode string
 	if err := checkKey(key); err != nil {
 		return 0, err
 	}
-	res, err := addScript.Run(ctx, q.client, q.keys[q.shard(key)], key, mode, at, base, payload).Int64Slice()
+	res, err := addScript.Run(ctx, q.client, q.keys[q.shard(key)], mode, base, key, at, payload).Int64Slice()
+	if err == nil && len(res) != 2 {
+		err = fmt.Errorf("unexpected reply %v", res)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("rediswheel: add %q: %w", key, err)
 	}
-	if len(res) != 2 {
-		return 0, fmt.Errorf("rediswheel: add %q: unexpected reply %v", key, res)
+	if res[0] >= 0 {
+		q.wake(res[0])
 	}
-	if res[0] == 1 {
-		q.wake(res[1])
+	return res[1], nil
+}
+
+// An Item is one task for AddBatch.
+type Item struct {
+	Key     string
+	Payload []byte
+	At      time.Time
+}
+
+// maxAddBatch caps the tasks of one add script call: each costs a few
+// microseconds of Redis time, so a call stays well under a millisecond.
+const maxAddBatch = 256
+
+// AddBatch is Add for many tasks at once: added[i] reports whether items[i]
+// was stored, exactly as Add would. Within one call, a key that appears
+// twice is stored once, from its first item. The items of one shard are
+// stored by one script call (up to 256 of them), and the calls for all
+// shards go out in one pipeline, so a batch costs far fewer round trips and
+// far less Redis time per task than as many Adds.
+//
+// Each script call is atomic, the batch as a whole is not: on error, any
+// subset of the items may have been stored. Calling AddBatch again is safe,
+// but reports the items stored the first time as not added. It checks every
+// key before storing any, and returns an error wrapping ErrKey if one is bad.
+func (q *Queue) AddBatch(ctx context.Context, items []Item) (added []bool, err error) {
+	for _, it := range items {
+		if err := checkKey(it.Key); err != nil {
+			return nil, err
+		}
 	}
-	return res[0], nil
+	added = make([]bool, len(items))
+	byShard := map[int][]int{} // shard -> indexes into items
+	for i, it := range items {
+		s := q.shard(it.Key)
+		byShard[s] = append(byShard[s], i)
+	}
+	type call struct {
+		shard int
+		idx   []int
+		args  []any
+		cmd   *redis.Cmd
+	}
+	var calls []*call
+	for shard, idx := range byShard {
+		for len(idx) > 0 {
+			n := min(len(idx), maxAddBatch)
+			args := make([]any, 0, 2+3*n)
+			args = append(args, "nx", "abs")
+			for _, i := range idx[:n] {
+				args = append(args, items[i].Key, unixMilliCeil(items[i].At), items[i].Payload)
+			}
+			calls = append(calls, &call{shard: shard, idx: idx[:n], args: args})
+			idx = idx[n:]
+		}
+	}
+	exec := func(cs []*call) {
+		// Exec's own error is the first command's; each call is checked below.
+		_, _ = q.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, c := range cs {
+				c.cmd = addScript.EvalSha(ctx, p, q.keys[c.shard], c.args...)
+			}
+			return nil
+		})
+	}
+	exec(calls)
+	// A server that has not seen the script yet (new, restarted, failed
+	// over) ran none of those calls: load it and send them again.
+	var retry []*call
+	for _, c := range calls {
+		if redis.HasErrorPrefix(c.cmd.Err(), "NOSCRIPT") {
+			retry = append(retry, c)
+		}
+	}
+	if len(retry) > 0 {
+		if err := addScript.Load(ctx, q.client).Err(); err != nil {
+			return added, fmt.Errorf("rediswheel: add batch: load script: %w", err)
+		}
+		exec(retry)
+	}
+	first := int64(-1)
+	var errs []error
+	for _, c := range calls {
+		res, err := c.cmd.Int64Slice()
+		if err == nil && len(res) != 1+len(c.idx) {
+			err = fmt.Errorf("unexpected reply %v", res)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("rediswheel: add batch, shard %d: %w", c.shard, err))
+			continue
+		}
+		for j, i := range c.idx {
+			added[i] = res[1+j] == 1
+		}
+		if res[0] >= 0 && (first < 0 || res[0] < first) {
+			first = res[0]
+		}
+	}
+	if first >= 0 {
+		q.wake(first)
+	}
+	return added, errors.Join(errs...)
 }
 
 // Cancel removes the task under key and reports whether there was one. It is
@@ -110,17 +211,34 @@ func (q *Queue) Cancel(ctx context.Context, key string) (bool, error) {
 // shard maps a key to its shard: FNV-1a of the key, mod Shards. The mapping
 // is part of the data layout and must never change.
 func (q *Queue) shard(key string) int {
-	h := fnv.New32a()
-	h.Write([]byte(key))
-	return int(h.Sum32() % uint32(q.opts.Shards))
+	// FNV-1a inline: hash/fnv would allocate for every key.
+	const offset32, prime32 = 2166136261, 16777619
+	h := uint32(offset32)
+	for i := 0; i < len(key); i++ {
+		h ^= uint32(key[i])
+		h *= prime32
+	}
+	return int(h % uint32(q.opts.Shards))
 }
 
-// A sleeper is one Run's poller as seen by Add: until is the Redis time (ms)
-// it means to sleep until, math.MaxInt64 while it is sweeping the shards.
+// A sleeper is one Run's poller as seen by the calls that may have made a task
+// due sooner than it knows: this Queue's Adds and its Run's settles.
 type sleeper struct {
+	// until is the Redis time (ms) the poller means to sleep until, or
+	// sweeping while it claims.
 	until atomic.Int64
-	wake  chan struct{} // buffered 1
+	// hint is the earliest due time (Redis ms) that settles have reported
+	// since the current sweep began, math.MaxInt64 if none. The poller reads
+	// it after storing until; a settle stores it before reading until. So a
+	// retry scheduled while the poller sweeps is either seen by the poller
+	// or, once it sleeps, wakes it.
+	hint atomic.Int64
+	wake chan struct{} // buffered 1
 }
+
+// sweeping is sleeper.until while the poller claims: it may have passed any
+// shard already, so any Add must wake it.
+const sweeping = math.MaxInt64
 
 // wake pokes every Run of this Queue that would otherwise sleep past due
 // (Redis ms): a task added by this process is never left waiting for the
@@ -130,17 +248,37 @@ func (q *Queue) wake(due int64) {
 	defer q.mu.Unlock()
 	for s := range q.sleepers {
 		if due < s.until.Load() {
-			select {
-			case s.wake <- struct{}{}:
-			default:
-			}
+			s.poke()
 		}
+	}
+}
+
+// hint tells every Run of this Queue that a shard it settled has a task due
+// at due (Redis ms), say a retry it has just scheduled. Unlike wake, it does
+// not cut a sweep short: the sweep takes the hint into account when it ends.
+func (q *Queue) hint(due int64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for s := range q.sleepers {
+		for h := s.hint.Load(); due < h && !s.hint.CompareAndSwap(h, due); h = s.hint.Load() {
+		}
+		if u := s.until.Load(); u != sweeping && due < u {
+			s.poke()
+		}
+	}
+}
+
+func (s *sleeper) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
 	}
 }
 
 func (q *Queue) addSleeper() *sleeper {
 	s := &sleeper{wake: make(chan struct{}, 1)}
-	s.until.Store(math.MaxInt64)
+	s.until.Store(sweeping)
+	s.hint.Store(math.MaxInt64)
 	q.mu.Lock()
 	q.sleepers[s] = struct{}{}
 	q.mu.Unlock()

@@ -2,6 +2,7 @@ package rediswheel
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -207,5 +208,86 @@ func TestAddAfterUsesTheRedisClock(t *testing.T) {
 		assert.Less(t, now.Sub(after), 300*time.Millisecond+500*time.Millisecond, "fired late")
 	case <-time.After(5 * time.Second):
 		t.Fatal("the task never fired")
+	}
+}
+
+// AddBatch answers for each item what Add would have, over several shards and
+// several script calls per shard, on a standalone server and on a cluster.
+func TestAddBatch(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		client func(testing.TB) redis.UniversalClient
+	}{
+		{"standalone", func(t testing.TB) redis.UniversalClient { return standalone(t) }},
+		{"cluster", func(t testing.TB) redis.UniversalClient { return cluster(t) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.client(t)
+			q := newQueue(t, c, Options{Shards: 3})
+			ctx := context.Background()
+			later := time.Now().Add(time.Hour)
+
+			// Existing keys in every state: scheduled, in flight, dead.
+			_, err := q.Add(ctx, "scheduled", []byte("old"), later)
+			require.NoError(t, err)
+			for _, k := range []string{"inflight", "dead"} {
+				_, err := q.Add(ctx, k, []byte("old"), time.Now().Add(-time.Hour))
+				require.NoError(t, err)
+			}
+			for _, k := range []string{"inflight", "dead"} {
+				got, err := q.claim(ctx, q.shard(k), 10, time.Hour)
+				require.NoError(t, err)
+				for _, d := range got.tasks {
+					if d.task.Key == "dead" {
+						_, err := q.settle(ctx, d.shard, []outcome{{d: d, kind: "dead", err: "x"}})
+						require.NoError(t, err)
+					}
+				}
+			}
+			require.Equal(t, ShardStats{Scheduled: 1, InFlight: 1, Dead: 1}, totals(t, q))
+
+			// A server that lost its scripts (restart, failover) must not fail a batch.
+			if sc, ok := c.(*redis.Client); ok {
+				require.NoError(t, sc.ScriptFlush(ctx).Err())
+			}
+
+			const n = 1000 // over 256 per shard: several calls per shard
+			var items []Item
+			var want []bool
+			for i := range n {
+				items = append(items, Item{Key: fmt.Sprint("k", i), Payload: []byte(fmt.Sprint("p", i)), At: later})
+				want = append(want, true)
+			}
+			for _, k := range []string{"scheduled", "inflight", "dead", "k7"} {
+				items = append(items, Item{Key: k, Payload: []byte("new"), At: time.Now()})
+				want = append(want, false)
+			}
+			added, err := q.AddBatch(ctx, items)
+			require.NoError(t, err)
+			assert.Equal(t, want, added)
+			assert.Equal(t, ShardStats{Scheduled: n + 1, InFlight: 1, Dead: 1}, totals(t, q))
+			for _, i := range []int{0, 7, n - 1} {
+				keys := q.keys[q.shard(items[i].Key)]
+				body, err := c.HGet(ctx, keys[3], items[i].Key).Result()
+				require.NoError(t, err)
+				assert.Equal(t, fmt.Sprint("p", i), body, "the first item of a key wins")
+				score, err := c.ZScore(ctx, keys[0], items[i].Key).Result()
+				require.NoError(t, err)
+				assert.Equal(t, float64(unixMilliCeil(later)), score)
+			}
+			body, err := c.HGet(ctx, q.keys[q.shard("scheduled")][3], "scheduled").Result()
+			require.NoError(t, err)
+			assert.Equal(t, "old", body, "a refused item changes nothing")
+
+			added, err = q.AddBatch(ctx, items[:2])
+			require.NoError(t, err)
+			assert.Equal(t, []bool{false, false}, added, "a second batch of the same keys is refused")
+			added, err = q.AddBatch(ctx, nil)
+			require.NoError(t, err)
+			assert.Empty(t, added)
+			_, err = q.AddBatch(ctx, []Item{{Key: "fine"}, {Key: ""}})
+			require.ErrorIs(t, err, ErrKey)
+			assert.Equal(t, ShardStats{Scheduled: n + 1, InFlight: 1, Dead: 1}, totals(t, q), "a bad key stores nothing")
+		})
 	}
 }

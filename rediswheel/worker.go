@@ -60,8 +60,9 @@ const (
 //
 // Run claims at most as many tasks as it has free handlers (Concurrency),
 // polls again at once while claims come back full, and otherwise sleeps until
-// the earliest due time in Redis, at most a second; an Add through this Queue
-// of an earlier task wakes it. Any number of Runs, in any number of
+// the earliest due time in Redis, at most a second; an Add, Replace or
+// Requeue through this Queue of an earlier task wakes it, and so does a retry
+// it schedules itself. Any number of Runs, in any number of
 // processes, may share a namespace. Run panics if h is nil.
 func (q *Queue) Run(ctx context.Context, h Handler) error {
 	if h == nil {
@@ -127,7 +128,10 @@ func (r *runner) poll(ctx context.Context) {
 	n := len(q.keys)
 	for ctx.Err() == nil {
 		// While sweeping, any Add must wake us: we may have passed its shard.
-		sl.until.Store(math.MaxInt64)
+		// Settles from here on leave a hint; earlier ones are in Redis
+		// before our claims read it.
+		sl.until.Store(sweeping)
+		sl.hint.Store(math.MaxInt64)
 		select {
 		case <-sl.wake:
 		default:
@@ -135,7 +139,8 @@ func (r *runner) poll(ctx context.Context) {
 		var (
 			full, failed bool
 			wakeAt       = time.Now().Add(maxSleep)
-			redisNow     int64
+			redisNow     int64     // Redis time of the last claim reply, ms
+			redisAt      time.Time // local time that reply arrived
 		)
 		first := rand.N(n) // no shard is always served last
 		for i := range n {
@@ -154,7 +159,7 @@ func (r *runner) poll(ctx context.Context) {
 				}
 				continue
 			}
-			redisNow = c.now
+			redisNow, redisAt = c.now, c.at
 			for _, d := range c.tasks {
 				r.start(ctx, d)
 			}
@@ -180,12 +185,20 @@ func (r *runner) poll(ctx context.Context) {
 		case failed:
 			wakeAt = time.Now().Add(errorSleep)
 		}
+		if redisNow > 0 {
+			// until errs early (Redis time at the reply, plus the sleep from
+			// now), which costs at most a spurious wake-up. Store it before
+			// reading the hint: see sleeper.
+			until := redisNow + time.Until(wakeAt).Milliseconds()
+			sl.until.Store(until)
+			if h := sl.hint.Load(); h < until {
+				sl.until.Store(h)
+				wakeAt = minTime(wakeAt, redisAt.Add(time.Duration(h-redisNow)*time.Millisecond))
+			}
+		}
 		d := time.Until(wakeAt)
 		if d <= 0 {
 			continue
-		}
-		if redisNow > 0 {
-			sl.until.Store(redisNow + d.Milliseconds())
 		}
 		t := time.NewTimer(d)
 		select {

@@ -466,3 +466,41 @@ func TestLostLeaseCancelsHandler(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	assert.Equal(t, ShardStats{InFlight: 1}, totals(t, q), "the stale ack was rejected")
 }
+
+// A retry the worker schedules itself must not wait out the idle poll
+// (maxSleep): after settling, Run sleeps only until the shard's next due time.
+func TestShortBackoffRetriesPromptly(t *testing.T) {
+	c := standalone(t)
+	const backoff = 20 * time.Millisecond
+	q := newQueue(t, c, Options{Backoff: func(int) time.Duration { return backoff }})
+	ctx := context.Background()
+	var mu sync.Mutex
+	var starts []time.Time
+	done := make(chan struct{})
+	run(t, q, func(ctx context.Context, tk Task) error {
+		mu.Lock()
+		defer mu.Unlock()
+		starts = append(starts, time.Now())
+		if tk.Attempt < 3 {
+			return fmt.Errorf("boom %d", tk.Attempt)
+		}
+		close(done)
+		return nil
+	})
+	// Let the poller go idle first, so that only its own settle can wake it.
+	time.Sleep(100 * time.Millisecond)
+	_, err := q.Add(ctx, "k", nil, time.Now())
+	require.NoError(t, err)
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the third attempt never came")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, starts, 3)
+	for i := 1; i < 3; i++ {
+		assert.GreaterOrEqual(t, starts[i].Sub(starts[i-1]), backoff-time.Millisecond, "retry %d came before its backoff", i)
+	}
+	assert.Less(t, starts[2].Sub(starts[0]), 300*time.Millisecond, "two 20ms backoffs took %v", starts[2].Sub(starts[0]))
+}

@@ -1,7 +1,10 @@
 // Package redisbench compares rediswheel with asynq (github.com/hibiken/asynq) on one Redis
 // server, in one run, on three workloads:
 //
-//   - adds: Tasks tasks due in an hour, added by Producers goroutines; adds/s and Redis CPU per add.
+//   - adds: Tasks tasks due in an hour, added by Producers goroutines, one Add (asynq: one Enqueue)
+//     per task; adds/s and Redis CPU per add.
+//   - batched adds (rediswheel only; asynq has no batch enqueue): the same, but each producer
+//     hands Batch tasks at a time to AddBatch.
 //   - fires: Tasks tasks already due, added with no worker running; then a worker starts and runs
 //     them all. Fires/s is Tasks over the time from the worker's start to the last handler call;
 //     Redis CPU per fire covers the same window.
@@ -44,18 +47,23 @@ type Config struct {
 	Spread      time.Duration // the lateness workload's tasks are due evenly over Spread
 	Producers   int           // goroutines adding tasks
 	Concurrency int           // handler slots of each worker
+	Batch       int           // tasks per call in the batched adds workload; 0 skips it
 }
 
 // Result is one system's figures.
 type Result struct {
-	System       string
-	AddsPerSec   float64
-	RedisCPUAdd  time.Duration // Redis CPU per added task
-	FiresPerSec  float64
-	RedisCPUFire time.Duration // Redis CPU per fired task
-	LatenessP50  time.Duration
-	LatenessP99  time.Duration
-	LatenessMax  time.Duration
+	System      string
+	AddsPerSec  float64
+	RedisCPUAdd time.Duration // Redis CPU per added task
+	// AddsPerSecBatch and RedisCPUAddBatch are the batched adds workload's figures; zero for a
+	// system without a batch add, or when Config.Batch is 0.
+	AddsPerSecBatch  float64
+	RedisCPUAddBatch time.Duration
+	FiresPerSec      float64
+	RedisCPUFire     time.Duration // Redis CPU per fired task
+	LatenessP50      time.Duration
+	LatenessP99      time.Duration
+	LatenessMax      time.Duration
 	// Early counts lateness-workload tasks whose handler started before their due time.
 	Early int
 }
@@ -69,6 +77,11 @@ type system interface {
 	start(handle func(key string, due time.Time)) (stop func(), err error)
 	// clear deletes every key of the system's namespace; no worker runs.
 	clear(ctx context.Context) error
+}
+
+// batchAdder is a system that can add many tasks in one call.
+type batchAdder interface {
+	addBatch(ctx context.Context, keys []string, due []time.Time) error
 }
 
 // Run measures each system in turn and returns their results in order.
@@ -120,6 +133,29 @@ func measureSystem(ctx context.Context, cfg Config, sys system) (Result, error) 
 	r.RedisCPUAdd = (cpu1 - cpu0) / time.Duration(cfg.Tasks)
 	if err := sys.clear(ctx); err != nil {
 		return r, err
+	}
+
+	// batched adds
+	if b, ok := sys.(batchAdder); ok && cfg.Batch > 0 {
+		cpu0, err := redisCPU(ctx, cfg.Client)
+		if err != nil {
+			return r, err
+		}
+		start := time.Now()
+		later := start.Add(time.Hour)
+		if err := addAllBatched(ctx, cfg, b, "addb", cfg.Tasks, later); err != nil {
+			return r, err
+		}
+		elapsed := time.Since(start)
+		cpu1, err := redisCPU(ctx, cfg.Client)
+		if err != nil {
+			return r, err
+		}
+		r.AddsPerSecBatch = float64(cfg.Tasks) / elapsed.Seconds()
+		r.RedisCPUAddBatch = (cpu1 - cpu0) / time.Duration(cfg.Tasks)
+		if err := sys.clear(ctx); err != nil {
+			return r, err
+		}
 	}
 
 	// fires
@@ -190,6 +226,39 @@ func addAll(ctx context.Context, cfg Config, sys system, prefix string, n int, d
 					return
 				}
 				if err := sys.add(ctx, prefix+"-"+strconv.Itoa(i), due(i)); err != nil {
+					errs[p] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// addAllBatched is addAll for a batchAdder: each producer takes cfg.Batch tasks at a time, all due
+// at due.
+func addAllBatched(ctx context.Context, cfg Config, sys batchAdder, prefix string, n int, due time.Time) error {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, cfg.Producers)
+	for p := range cfg.Producers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			keys := make([]string, 0, cfg.Batch)
+			dues := make([]time.Time, 0, cfg.Batch)
+			for {
+				from := int(next.Add(int64(cfg.Batch)) - int64(cfg.Batch))
+				if from >= n {
+					return
+				}
+				keys, dues = keys[:0], dues[:0]
+				for i := from; i < min(from+cfg.Batch, n); i++ {
+					keys = append(keys, prefix+"-"+strconv.Itoa(i))
+					dues = append(dues, due)
+				}
+				if err := sys.addBatch(ctx, keys, dues); err != nil {
 					errs[p] = err
 					return
 				}

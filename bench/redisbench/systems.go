@@ -34,6 +34,23 @@ func (s *rediswheelSystem) add(ctx context.Context, key string, due time.Time) e
 	return err
 }
 
+func (s *rediswheelSystem) addBatch(ctx context.Context, keys []string, due []time.Time) error {
+	items := make([]rediswheel.Item, len(keys))
+	for i, k := range keys {
+		items[i] = rediswheel.Item{Key: k, Payload: encodeDue(due[i]), At: due[i]}
+	}
+	added, err := s.q.AddBatch(ctx, items)
+	if err != nil {
+		return err
+	}
+	for i, ok := range added {
+		if !ok {
+			return errors.New("rediswheel: task " + keys[i] + " already exists")
+		}
+	}
+	return nil
+}
+
 func (s *rediswheelSystem) start(handle func(key string, due time.Time)) (func(), error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -1,7 +1,9 @@
 -- settle: ARGV dead cap, max attempts, then per task: key, token, outcome
 -- (ok | retry | dead | release), retry delay ms, error text. Returns one code
 -- per task: 0 rejected (the token is not the current owner's), 1 done,
--- 2 retry scheduled, 3 dead, 4 dropped because it was cancelled, 5 released.
+-- 2 retry scheduled, 3 dead, 4 dropped because it was cancelled, 5 released;
+-- then the earliest due time left in the shard (-1 when none), so the worker
+-- can wake for a retry it has just scheduled.
 local cap, max = tonumber(ARGV[1]), tonumber(ARGV[2])
 local now = now_ms()
 local n = (#ARGV - 2) / 5
@@ -46,4 +48,6 @@ if #gone > 0 then
   redis.call('HDEL', body, unpack(gone))
   redis.call('HDEL', ctl, unpack(gonefields))
 end
+local first = redis.call('ZRANGE', due, 0, 0, 'WITHSCORES')
+res[n + 1] = first[2] and tonumber(first[2]) or -1
 return res
