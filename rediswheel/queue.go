@@ -2,7 +2,6 @@ package rediswheel
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -19,6 +18,8 @@ type Queue struct {
 	client redis.UniversalClient
 	opts   Options
 	keys   [][]string // keys[shard]: see shardKeys
+
+	adds adder // coalesces concurrent Adds: see add.go
 
 	// mu guards sleepers, the wake-ups of this Queue's Runs.
 	mu       sync.Mutex
@@ -42,153 +43,6 @@ func New(client redis.UniversalClient, opts Options) (*Queue, error) {
 		q.keys = append(q.keys, shardKeys(opts.Namespace, i))
 	}
 	return q, nil
-}
-
-// Add schedules a task under key to be delivered once Redis's clock reaches
-// at, rounded up to the millisecond; a past at is due at once. It is
-// idempotent by key: if key is already scheduled, waiting for a retry, in
-// flight or dead, Add changes nothing and returns false. A successful Add is
-// acknowledged by Redis, so it is as durable as the server's persistence.
-func (q *Queue) Add(ctx context.Context, key string, payload []byte, at time.Time) (added bool, err error) {
-	status, err := q.add(ctx, key, payload, "nx", unixMilliCeil(at), "abs")
-	return status == 1, err
-}
-
-// AddAfter is Add with a due time of delay after Redis's clock at the moment
-// the task is stored, so the caller's clock does not matter.
-func (q *Queue) AddAfter(ctx context.Context, key string, payload []byte, delay time.Duration) (added bool, err error) {
-	status, err := q.add(ctx, key, payload, "nx", durationMilliCeil(delay), "rel")
-	return status == 1, err
-}
-
-// Replace stores the task under key with a new payload and due time, whether
-// or not it existed; a scheduled, retrying or dead task starts over with no
-// attempts. A task in flight is left alone and Replace returns an error
-// wrapping ErrInFlight.
-func (q *Queue) Replace(ctx context.Context, key string, payload []byte, at time.Time) error {
-	status, err := q.add(ctx, key, payload, "replace", unixMilliCeil(at), "abs")
-	if err == nil && status == -1 {
-		err = fmt.Errorf("%w: %q", ErrInFlight, key)
-	}
-	return err
-}
-
-func (q *Queue) add(ctx context.Context, key string, payload []byte, mode string, at int64, base string) (int64, error) {
-	if err := checkKey(key); err != nil {
-		return 0, err
-	}
-	res, err := addScript.Run(ctx, q.client, q.keys[q.shard(key)], mode, base, key, at, payload).Int64Slice()
-	if err == nil && len(res) != 2 {
-		err = fmt.Errorf("unexpected reply %v", res)
-	}
-	if err != nil {
-		return 0, fmt.Errorf("rediswheel: add %q: %w", key, err)
-	}
-	if res[0] >= 0 {
-		q.wake(res[0])
-	}
-	return res[1], nil
-}
-
-// An Item is one task for AddBatch.
-type Item struct {
-	Key     string
-	Payload []byte
-	At      time.Time
-}
-
-// maxAddBatch caps the tasks of one add script call: each costs a few
-// microseconds of Redis time, so a call stays well under a millisecond.
-const maxAddBatch = 256
-
-// AddBatch is Add for many tasks at once: added[i] reports whether items[i]
-// was stored, exactly as Add would. Within one call, a key that appears
-// twice is stored once, from its first item. The items of one shard are
-// stored by one script call (up to 256 of them), and the calls for all
-// shards go out in one pipeline, so a batch costs far fewer round trips and
-// far less Redis time per task than as many Adds.
-//
-// Each script call is atomic, the batch as a whole is not: on error, any
-// subset of the items may have been stored. Calling AddBatch again is safe,
-// but reports the items stored the first time as not added. It checks every
-// key before storing any, and returns an error wrapping ErrKey if one is bad.
-func (q *Queue) AddBatch(ctx context.Context, items []Item) (added []bool, err error) {
-	for _, it := range items {
-		if err := checkKey(it.Key); err != nil {
-			return nil, err
-		}
-	}
-	added = make([]bool, len(items))
-	byShard := map[int][]int{} // shard -> indexes into items
-	for i, it := range items {
-		s := q.shard(it.Key)
-		byShard[s] = append(byShard[s], i)
-	}
-	type call struct {
-		shard int
-		idx   []int
-		args  []any
-		cmd   *redis.Cmd
-	}
-	var calls []*call
-	for shard, idx := range byShard {
-		for len(idx) > 0 {
-			n := min(len(idx), maxAddBatch)
-			args := make([]any, 0, 2+3*n)
-			args = append(args, "nx", "abs")
-			for _, i := range idx[:n] {
-				args = append(args, items[i].Key, unixMilliCeil(items[i].At), items[i].Payload)
-			}
-			calls = append(calls, &call{shard: shard, idx: idx[:n], args: args})
-			idx = idx[n:]
-		}
-	}
-	exec := func(cs []*call) {
-		// Exec's own error is the first command's; each call is checked below.
-		_, _ = q.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for _, c := range cs {
-				c.cmd = addScript.EvalSha(ctx, p, q.keys[c.shard], c.args...)
-			}
-			return nil
-		})
-	}
-	exec(calls)
-	// A server that has not seen the script yet (new, restarted, failed
-	// over) ran none of those calls: load it and send them again.
-	var retry []*call
-	for _, c := range calls {
-		if redis.HasErrorPrefix(c.cmd.Err(), "NOSCRIPT") {
-			retry = append(retry, c)
-		}
-	}
-	if len(retry) > 0 {
-		if err := addScript.Load(ctx, q.client).Err(); err != nil {
-			return added, fmt.Errorf("rediswheel: add batch: load script: %w", err)
-		}
-		exec(retry)
-	}
-	first := int64(-1)
-	var errs []error
-	for _, c := range calls {
-		res, err := c.cmd.Int64Slice()
-		if err == nil && len(res) != 1+len(c.idx) {
-			err = fmt.Errorf("unexpected reply %v", res)
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("rediswheel: add batch, shard %d: %w", c.shard, err))
-			continue
-		}
-		for j, i := range c.idx {
-			added[i] = res[1+j] == 1
-		}
-		if res[0] >= 0 && (first < 0 || res[0] < first) {
-			first = res[0]
-		}
-	}
-	if first >= 0 {
-		q.wake(first)
-	}
-	return added, errors.Join(errs...)
 }
 
 // Cancel removes the task under key and reports whether there was one. It is

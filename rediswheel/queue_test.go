@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -290,4 +291,57 @@ func TestAddBatch(t *testing.T) {
 			assert.Equal(t, ShardStats{Scheduled: n + 1, InFlight: 1, Dead: 1}, totals(t, q), "a bad key stores nothing")
 		})
 	}
+}
+
+// Concurrent Adds share pipelines (see adder) and still answer each caller
+// as a lone Add would: of many racing Adds of one key exactly one is stored.
+// Callers whose context ends while they wait give up without blocking the
+// others.
+func TestConcurrentAddsCoalesce(t *testing.T) {
+	c := standalone(t)
+	q := newQueue(t, c, Options{Shards: 4})
+	const goroutines, keys, rounds = 32, 300, 3
+	var mu sync.Mutex
+	stored := map[string]int{}
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for round := range rounds {
+				for i := range keys {
+					key := fmt.Sprint("k", (i+g)%keys)
+					ctx := context.Background()
+					var cancel context.CancelFunc = func() {}
+					if g%8 == 7 {
+						// Some callers give up soon, some before they start.
+						ctx, cancel = context.WithTimeout(ctx, time.Duration(round)*50*time.Microsecond)
+					}
+					added, err := q.Add(ctx, key, []byte(key), time.Now().Add(time.Hour))
+					cancel()
+					if err != nil {
+						assert.ErrorIs(t, err, context.DeadlineExceeded)
+						continue
+					}
+					if added {
+						mu.Lock()
+						stored[key]++
+						mu.Unlock()
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for k, n := range stored {
+		assert.Equal(t, 1, n, "key %s stored %d times", k, n)
+	}
+	// A caller that gave up may have had its task stored all the same, and
+	// then nobody saw "added": every key ends up stored once either way.
+	assert.Equal(t, ShardStats{Scheduled: keys}, totals(t, q))
+	assert.NotEmpty(t, stored)
+	q.adds.mu.Lock()
+	defer q.adds.mu.Unlock()
+	assert.False(t, q.adds.busy, "the lead ends once nothing is pending")
+	assert.Empty(t, q.adds.pending)
 }

@@ -8,9 +8,10 @@ import (
 )
 
 // The Lua scripts live in lua/, one per operation; each is prefixed with
-// lua/common.lua. Every script takes the five keys of one shard (see
-// shardKeys) and reads the clock with TIME, so it is atomic, runs on one
-// cluster slot, and does work bounded by its arguments.
+// lua/keys.lua and, all but add, with the helpers of lua/common.lua. Every
+// script takes the five keys of one shard (see shardKeys) and reads the clock
+// with TIME, so it is atomic, runs on one cluster slot, and does work bounded
+// by its arguments.
 //
 //go:embed lua/*.lua
 var luaFiles embed.FS
@@ -27,15 +28,19 @@ var (
 )
 
 func loadScript(name string) *redis.Script {
-	common, err := luaFiles.ReadFile("lua/common.lua")
+	src := readLua("keys")
+	if name != "add" {
+		src += "\n" + readLua("common")
+	}
+	return redis.NewScript(src + "\n" + readLua(name))
+}
+
+func readLua(name string) string {
+	b, err := luaFiles.ReadFile("lua/" + name + ".lua")
 	if err != nil {
 		panic(err)
 	}
-	src, err := luaFiles.ReadFile("lua/" + name + ".lua")
-	if err != nil {
-		panic(err)
-	}
-	return redis.NewScript(string(common) + "\n" + string(src))
+	return string(b)
 }
 
 // shardKeys names the keys of shard i of namespace ns, in the order the

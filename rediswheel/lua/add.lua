@@ -4,15 +4,26 @@
 -- 0 the key exists (nx: nothing changed), -1 the key is in flight (replace:
 -- never rewritten)}.
 --
--- nx relies on the body invariant (see common.lua): a key has a payload in
+-- nx relies on the body invariant (see keys.lua): a key has a payload in
 -- body exactly while it is scheduled, retrying, in flight or dead, so one
 -- HSETNX both tests "exists in any state" and stores the payload.
 local mode, rel = ARGV[1], ARGV[2] == 'rel'
-local now = rel and now_ms() or 0
+local now = 0
+if rel then -- Redis time, as now_ms in common.lua
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
 local out, zargs = {-1}, {}
 local first = -1
 for i = 3, #ARGV, 3 do
-  local k, at, payload = ARGV[i], now + tonumber(ARGV[i + 1]), ARGV[i + 2]
+  -- An absolute time goes to ZADD as the caller's text: a Lua number would
+  -- be formatted back into text for every call.
+  local k, at, payload = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  local atn = tonumber(at)
+  if rel then
+    atn = now + atn
+    at = atn
+  end
   local status = 1
   if mode == 'nx' then
     if redis.call('HSETNX', body, k, payload) == 0 then
@@ -22,7 +33,7 @@ for i = 3, #ARGV, 3 do
     status = -1
   else
     -- A replaced task starts over: fresh attempts, no last error. ZADD
-    -- below moves it from due to due; it must leave dead.
+    -- below sets its due time; it must leave dead.
     redis.call('ZREM', dead, k)
     redis.call('HDEL', ctl, 'a|' .. k, 't|' .. k, 'x|' .. k, 'e|' .. k)
     redis.call('HSET', body, k, payload)
@@ -30,7 +41,7 @@ for i = 3, #ARGV, 3 do
   if status == 1 then
     zargs[#zargs + 1] = at
     zargs[#zargs + 1] = k
-    if first < 0 or at < first then first = at end
+    if first < 0 or atn < first then first = atn end
   end
   out[#out + 1] = status
 end

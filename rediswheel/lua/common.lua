@@ -1,12 +1,5 @@
--- Shared prelude, prepended to every script by scripts.go.
---
--- Every script receives the five keys of one shard, all carrying the same hash
--- tag, so it touches one cluster slot; no key name is ever built here.
-local due   = KEYS[1] -- ZSET task key -> due ms (scheduled and waiting retries)
-local lease = KEYS[2] -- ZSET task key -> lease deadline ms (in flight)
-local dead  = KEYS[3] -- ZSET task key -> ms it died (capped)
-local body  = KEYS[4] -- HASH task key -> payload
-local ctl   = KEYS[5] -- HASH per-task fields a|, t|, x|, e| and the token counter #token
+-- Helpers, prepended by scripts.go to every script but add (which runs on
+-- every Add and needs none of them: defining them costs Redis time per call).
 
 -- All time is Redis time: one clock for every worker, so "due <= now" can
 -- never fire a task early, whatever the workers' clocks say.

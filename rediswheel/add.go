@@ -1,0 +1,312 @@
+package rediswheel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Add schedules a task under key to be delivered once Redis's clock reaches
+// at, rounded up to the millisecond; a past at is due at once. It is
+// idempotent by key: if key is already scheduled, waiting for a retry, in
+// flight or dead, Add changes nothing and returns false. A successful Add is
+// acknowledged by Redis, so it is as durable as the server's persistence.
+//
+// Adds made concurrently on one Queue share round trips (see adder), so many
+// goroutines adding at once cost Redis far less than one call each. If ctx
+// ends before the reply, Add returns ctx's error and the task may or may not
+// have been stored.
+func (q *Queue) Add(ctx context.Context, key string, payload []byte, at time.Time) (added bool, err error) {
+	status, err := q.add(ctx, addRequest{mode: "nx", base: "abs", key: key, payload: payload, at: unixMilliCeil(at)})
+	return status == 1, err
+}
+
+// AddAfter is Add with a due time of delay after Redis's clock at the moment
+// the task is stored, so the caller's clock does not matter.
+func (q *Queue) AddAfter(ctx context.Context, key string, payload []byte, delay time.Duration) (added bool, err error) {
+	status, err := q.add(ctx, addRequest{mode: "nx", base: "rel", key: key, payload: payload, at: durationMilliCeil(delay)})
+	return status == 1, err
+}
+
+// Replace stores the task under key with a new payload and due time, whether
+// or not it existed; a scheduled, retrying or dead task starts over with no
+// attempts. A task in flight is left alone and Replace returns an error
+// wrapping ErrInFlight.
+func (q *Queue) Replace(ctx context.Context, key string, payload []byte, at time.Time) error {
+	status, err := q.add(ctx, addRequest{mode: "replace", base: "abs", key: key, payload: payload, at: unixMilliCeil(at)})
+	if err == nil && status == -1 {
+		err = fmt.Errorf("%w: %q", ErrInFlight, key)
+	}
+	return err
+}
+
+// An Item is one task for AddBatch.
+type Item struct {
+	Key     string
+	Payload []byte
+	At      time.Time
+}
+
+const (
+	// maxAddBatch caps the tasks of one add script call: each costs about a
+	// microsecond of Redis time, so a call stays well under a millisecond.
+	maxAddBatch = 256
+	// maxCoalesced caps the Adds that go out in one pipeline.
+	maxCoalesced = 1024
+)
+
+// AddBatch is Add for many tasks at once: added[i] reports whether items[i]
+// was stored, exactly as Add would. Within one call, a key that appears
+// twice is stored once, from its first item. The items of one shard are
+// stored by one script call (up to 256 of them), and the calls for all
+// shards go out in one pipeline, so a batch costs far fewer round trips and
+// far less Redis time per task than as many Adds.
+//
+// Each script call is atomic, the batch as a whole is not: on error, any
+// subset of the items may have been stored. Calling AddBatch again is safe,
+// but reports the items stored the first time as not added. It checks every
+// key before storing any, and returns an error wrapping ErrKey if one is bad.
+func (q *Queue) AddBatch(ctx context.Context, items []Item) (added []bool, err error) {
+	reqs := make([]*addRequest, len(items))
+	for i, it := range items {
+		if err := checkKey(it.Key); err != nil {
+			return nil, err
+		}
+		reqs[i] = &addRequest{mode: "nx", base: "abs", key: it.Key, payload: it.Payload, at: unixMilliCeil(it.At)}
+	}
+	q.sendAdds(ctx, reqs)
+	added = make([]bool, len(items))
+	var errs []error
+	for i, r := range reqs {
+		added[i] = r.status == 1
+		if r.err != nil && (len(errs) == 0 || errs[len(errs)-1] != r.err) {
+			errs = append(errs, r.err) // one per failed call, not per task
+		}
+	}
+	return added, errors.Join(errs...)
+}
+
+// An addRequest is one task on its way to the add script.
+type addRequest struct {
+	mode    string // nx or replace
+	base    string // abs: at is Unix ms; rel: at is ms after Redis's now
+	key     string
+	payload []byte
+	at      int64
+
+	// Set by sendAdds.
+	status int64 // the script's status for the task: see lua/add.lua
+	err    error
+
+	// For a coalesced Add (see adder), each closed at most once.
+	done chan struct{} // status and err are set
+	lead chan struct{} // this request's caller must send the next batch
+	quit bool          // its caller has returned; guarded by adder.mu
+}
+
+// adder coalesces the Adds, AddAfters and Replaces made concurrently on one
+// Queue, a group commit: while one caller (the leader) has a pipeline in
+// flight, the requests that arrive wait in pending; when its reply is in,
+// the leader hands the lead to the first of them, which sends all of them
+// (up to maxCoalesced) as one pipeline with one script call per shard. So a
+// lone Add costs one round trip as before, and n concurrent Adds cost about
+// two round trips and one script call per shard among them, not n of each.
+//
+// No goroutine is started: every batch is sent by the goroutine of one of
+// its own callers, and the lead passes on until pending is empty.
+type adder struct {
+	mu      sync.Mutex
+	busy    bool          // a leader is sending; while busy, someone will send pending
+	pending []*addRequest // FIFO
+}
+
+// add runs one request through the adder and returns its status.
+func (q *Queue) add(ctx context.Context, r addRequest) (int64, error) {
+	if err := checkKey(r.key); err != nil {
+		return 0, err
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	r.done, r.lead = make(chan struct{}), make(chan struct{})
+	a := &q.adds
+	a.mu.Lock()
+	a.pending = append(a.pending, &r)
+	if !a.busy {
+		a.busy = true
+		a.mu.Unlock()
+		return q.leadAdds(ctx, &r)
+	}
+	a.mu.Unlock()
+	select {
+	case <-r.done:
+		return r.status, r.err
+	case <-r.lead:
+		return q.leadAdds(ctx, &r)
+	case <-ctx.Done():
+	}
+	a.mu.Lock()
+	select {
+	case <-r.lead:
+		// Chosen as leader meanwhile: others wait on us.
+		a.mu.Unlock()
+		return q.leadAdds(ctx, &r)
+	case <-r.done:
+		a.mu.Unlock()
+		return r.status, r.err
+	default:
+	}
+	r.quit = true // if still pending, it is never sent
+	a.mu.Unlock()
+	return 0, ctx.Err()
+}
+
+// leadAdds sends pending requests, a batch at a time, until r's is done, then
+// hands the lead to the next waiting request or, if none, ends the busy
+// spell. It sends with ctx's values but not its cancellation: the batch
+// belongs to other callers too.
+func (q *Queue) leadAdds(ctx context.Context, r *addRequest) (int64, error) {
+	a := &q.adds
+	sendCtx := context.WithoutCancel(ctx)
+	for {
+		a.mu.Lock()
+		select {
+		case <-r.done:
+			for len(a.pending) > 0 && a.pending[0].quit {
+				a.pending = a.pending[1:]
+			}
+			if len(a.pending) == 0 {
+				a.pending, a.busy = nil, false
+			} else {
+				close(a.pending[0].lead)
+			}
+			a.mu.Unlock()
+			return r.status, r.err
+		default:
+		}
+		var batch []*addRequest
+		n := 0
+		for ; n < len(a.pending) && len(batch) < maxCoalesced; n++ {
+			if p := a.pending[n]; !p.quit {
+				batch = append(batch, p)
+			}
+		}
+		a.pending = a.pending[n:]
+		a.mu.Unlock()
+		if len(batch) == 0 {
+			continue
+		}
+		q.sendAdds(sendCtx, batch)
+		for _, p := range batch {
+			close(p.done)
+		}
+	}
+}
+
+// An addCall is one add script call: tasks of one shard, mode and base.
+type addCall struct {
+	shard int
+	reqs  []*addRequest
+	cmd   *redis.Cmd
+}
+
+// sendAdds stores reqs with one script call per shard, mode and base (and
+// per maxAddBatch tasks), all in one pipeline, and sets each request's
+// status and err. Requests that share a failed call share its error value.
+func (q *Queue) sendAdds(ctx context.Context, reqs []*addRequest) {
+	type group struct {
+		shard      int
+		mode, base string
+	}
+	var calls []*addCall
+	open := map[group]*addCall{}
+	for _, r := range reqs {
+		g := group{q.shard(r.key), r.mode, r.base}
+		c := open[g]
+		if c == nil || len(c.reqs) == maxAddBatch {
+			c = &addCall{shard: g.shard}
+			open[g] = c
+			calls = append(calls, c)
+		}
+		c.reqs = append(c.reqs, r)
+	}
+	q.runAdds(ctx, calls)
+	first := int64(-1)
+	for _, c := range calls {
+		res, err := c.cmd.Int64Slice()
+		if err == nil && len(res) != 1+len(c.reqs) {
+			err = fmt.Errorf("unexpected reply %v", res)
+		}
+		if err != nil {
+			if len(c.reqs) == 1 {
+				err = fmt.Errorf("rediswheel: add %q: %w", c.reqs[0].key, err)
+			} else {
+				err = fmt.Errorf("rediswheel: add %d tasks to shard %d: %w", len(c.reqs), c.shard, err)
+			}
+			for _, r := range c.reqs {
+				r.err = err
+			}
+			continue
+		}
+		for j, r := range c.reqs {
+			r.status = res[1+j]
+		}
+		if res[0] >= 0 && (first < 0 || res[0] < first) {
+			first = res[0]
+		}
+	}
+	if first >= 0 {
+		q.wake(first)
+	}
+}
+
+// runAdds runs calls, one script call each, in one pipeline (a lone call
+// goes out on its own), and leaves each reply in its cmd.
+func (q *Queue) runAdds(ctx context.Context, calls []*addCall) {
+	args := func(c *addCall) []any {
+		a := make([]any, 0, 2+3*len(c.reqs))
+		a = append(a, c.reqs[0].mode, c.reqs[0].base)
+		for _, r := range c.reqs {
+			a = append(a, r.key, r.at, r.payload)
+		}
+		return a
+	}
+	if len(calls) == 1 {
+		c := calls[0]
+		c.cmd = addScript.Run(ctx, q.client, q.keys[c.shard], args(c)...)
+		return
+	}
+	exec := func(cs []*addCall) {
+		// Exec's own error is the first failed command's; each is checked
+		// by the caller.
+		_, _ = q.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, c := range cs {
+				c.cmd = addScript.EvalSha(ctx, p, q.keys[c.shard], args(c)...)
+			}
+			return nil
+		})
+	}
+	exec(calls)
+	// A server that has not seen the script yet (new, restarted, failed
+	// over) ran none of those calls: load it and send them again.
+	var retry []*addCall
+	for _, c := range calls {
+		if redis.HasErrorPrefix(c.cmd.Err(), "NOSCRIPT") {
+			retry = append(retry, c)
+		}
+	}
+	if len(retry) > 0 {
+		if err := addScript.Load(ctx, q.client).Err(); err != nil {
+			for _, c := range retry {
+				c.cmd = redis.NewCmd(ctx)
+				c.cmd.SetErr(err)
+			}
+			return
+		}
+		exec(retry)
+	}
+}

@@ -1,0 +1,13 @@
+-- The keys of one shard, prepended to every script by scripts.go.
+--
+-- Every script receives the five keys of one shard, all carrying the same hash
+-- tag, so it touches one cluster slot; no key name is ever built here.
+local due   = KEYS[1] -- ZSET task key -> due ms (scheduled and waiting retries)
+local lease = KEYS[2] -- ZSET task key -> lease deadline ms (in flight)
+local dead  = KEYS[3] -- ZSET task key -> ms it died (capped)
+local body  = KEYS[4] -- HASH task key -> payload
+local ctl   = KEYS[5] -- HASH per-task fields a|, t|, x|, e| and the token counter #token
+
+-- The body invariant: a task key has a field in body exactly while it is a
+-- member of one of due, lease and dead. Every script keeps it; add relies on
+-- it to test "exists in any state" with one HSETNX.
