@@ -504,3 +504,46 @@ func TestShortBackoffRetriesPromptly(t *testing.T) {
 	}
 	assert.Less(t, starts[2].Sub(starts[0]), 300*time.Millisecond, "two 20ms backoffs took %v", starts[2].Sub(starts[0]))
 }
+
+// A Replace or Requeue through the worker's own Queue that makes a task due
+// sooner than the worker knows wakes it, as an Add does.
+func TestReplaceAndRequeueWakeTheWorker(t *testing.T) {
+	c := standalone(t)
+	q := newQueue(t, c, Options{MaxAttempts: 1})
+	ctx := context.Background()
+	_, err := q.Add(ctx, "k", nil, time.Now().Add(time.Hour))
+	require.NoError(t, err)
+	fired := make(chan Task, 4)
+	run(t, q, func(ctx context.Context, tk Task) error {
+		fired <- tk
+		return Permanent(errors.New("dies at once"))
+	})
+	time.Sleep(200 * time.Millisecond) // the poller is asleep, until maxSleep
+	for _, op := range []struct {
+		name    string
+		prepare func()
+		do      func() error
+	}{
+		{"Replace", func() {}, func() error { return q.Replace(ctx, "k", nil, time.Now()) }},
+		{"Requeue", func() {
+			eventually(t, 5*time.Second, "the dead task", func() bool { return totals(t, q).Dead == 1 })
+			time.Sleep(200 * time.Millisecond)
+		}, func() error {
+			ok, err := q.Requeue(ctx, "k")
+			if err == nil && !ok {
+				err = errors.New("nothing to requeue")
+			}
+			return err
+		}},
+	} {
+		op.prepare()
+		start := time.Now()
+		require.NoError(t, op.do(), op.name)
+		select {
+		case <-fired:
+			assert.Less(t, time.Since(start), 200*time.Millisecond, "%s wakes the sleeping poller", op.name)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("the task never fired after %s", op.name)
+		}
+	}
+}
