@@ -62,8 +62,9 @@ type timerState uint8
 const (
 	// stateIdle: never started; only a Timer whose first arming was skipped.
 	stateIdle timerState = iota
-	// statePending: will fire unless stopped. It is in a bucket, or its wheel
-	// has stopped (then it never fires, and Stop still reports true once).
+	// statePending: will fire unless stopped. It is in a bucket; or its wheel
+	// has stopped, or its due tick is maxDueTick, and then it never fires
+	// (Stop still reports true once).
 	statePending
 	// stateFired: its callback was handed to the executor, or its value sent
 	// on C; for a schedule, its last run was.
