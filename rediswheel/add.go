@@ -16,8 +16,10 @@ import (
 // flight or dead, Add changes nothing and returns false. A successful Add is
 // acknowledged by Redis, so it is as durable as the server's persistence.
 //
-// Adds made concurrently on one Queue share round trips (see adder), so many
-// goroutines adding at once cost Redis far less than one call each. If ctx
+// Adds made concurrently on one Queue share round trips: while one is on its
+// way to Redis, those that arrive wait and then go out together, one script
+// call per shard, so many goroutines adding at once cost fewer round trips
+// and less Redis time than one call each. If ctx
 // ends before the reply, Add returns ctx's error and the task may or may not
 // have been stored.
 func (q *Queue) Add(ctx context.Context, key string, payload []byte, at time.Time) (added bool, err error) {
@@ -81,10 +83,12 @@ func (q *Queue) AddBatch(ctx context.Context, items []Item) (added []bool, err e
 	q.sendAdds(ctx, reqs)
 	added = make([]bool, len(items))
 	var errs []error
+	seen := map[error]bool{} // the tasks of a failed call share its error
 	for i, r := range reqs {
 		added[i] = r.status == 1
-		if r.err != nil && (len(errs) == 0 || errs[len(errs)-1] != r.err) {
-			errs = append(errs, r.err) // one per failed call, not per task
+		if r.err != nil && !seen[r.err] {
+			seen[r.err] = true
+			errs = append(errs, r.err)
 		}
 	}
 	return added, errors.Join(errs...)

@@ -114,7 +114,10 @@ func (q *Queue) hint(due int64) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for s := range q.sleepers {
-		for h := s.hint.Load(); due < h && !s.hint.CompareAndSwap(h, due); h = s.hint.Load() {
+		for h := s.hint.Load(); due < h; h = s.hint.Load() { // lower the hint to due
+			if s.hint.CompareAndSwap(h, due) {
+				break
+			}
 		}
 		if u := s.until.Load(); u != sweeping && due < u {
 			s.poke()
