@@ -48,7 +48,9 @@ step() { # step OUTFILE ENV... -- COMMAND...: runs a command, logging it.
 }
 failures=()
 
-rm -f "$out"/*.txt "$out"/*.jsonl
+# Only this script's outputs: other tools write beside them.
+for f in ops headline heap parallel benchstat env; do rm -f "$out/$f.txt"; done
+for f in accuracy burst purgatory idle; do rm -f "$out/$f.jsonl"; done
 start=$(date +%s)
 
 go test -c -o "$bin/bench.test" .

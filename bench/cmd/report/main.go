@@ -63,8 +63,21 @@ func run(docs string) error {
 }
 
 // benchSet holds every value of every metric per benchmark result name,
-// one value per -count repetition.
+// one value per -count repetition. Lines starting "# " are notes the
+// benchmarks print (a skipped population); they are kept as keys with no values.
 type benchSet map[string]map[string][]float64
+
+// notes returns the distinct notes of s, in no particular order.
+func (s benchSet) notes() []string {
+	var out []string
+	for k := range s {
+		if n, ok := strings.CutPrefix(k, "# "); ok {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
 
 // key names a result: "AfterFuncStop", "lib=wheel", "N=1M" give
 // "AfterFuncStop/lib=wheel/N=1M".
@@ -88,6 +101,10 @@ func readBench(path string) (benchSet, error) {
 	set := benchSet{}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "# ") {
+			set[sc.Text()] = nil
+			continue
+		}
 		fields := strings.Fields(sc.Text())
 		if len(fields) < 4 || !strings.HasPrefix(fields[0], "Benchmark") {
 			continue

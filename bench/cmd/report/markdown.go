@@ -248,6 +248,14 @@ func (r *report) sweepSection(b *md) {
 		}
 		b.table(header, rows)
 	}
+	if notes := append(r.ops.notes(), r.headline.notes()...); len(notes) > 0 {
+		b.p("Skipped (\"—\" above):")
+		b.p("")
+		for _, n := range notes {
+			b.p("- %s", n)
+		}
+		b.p("")
+	}
 }
 
 func (r *report) heapSection(b *md) {
