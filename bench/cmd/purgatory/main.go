@@ -57,7 +57,6 @@ type request struct {
 	armed    time.Time
 	timer    lib.Handle
 	complete time.Duration // offset from start
-	lateness time.Duration // set by the timeout callback
 }
 
 // byCompletion is a min-heap of requests by completion time.
