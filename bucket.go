@@ -3,9 +3,20 @@ package timingwheel
 // noExpiration marks a bucket that is not in the delay queue.
 const noExpiration = -1
 
-// A bucket is one slot of one level of the wheel: a circular, intrusive,
-// doubly linked list of timers threaded through a sentinel, and the tick at
-// which the bucket is due. All fields are protected by the wheel's mu.
+// releaseCap is the capacity above which an emptied bucket gives its backing
+// array back, so that a burst does not leave memory behind, while buckets of
+// ordinary size keep theirs for the next rotation.
+const releaseCap = 256
+
+// A bucket is one slot of one level of the wheel: the timers due in the
+// slot's range, and the tick at which the bucket is due. All fields are
+// protected by the wheel's mu.
+//
+// The timers are kept in a slice, each timer knowing its position, rather
+// than in a linked list: removal is a swap with the last, and a Timer holds no
+// pointer to another Timer. That matters to the garbage collector, which finds
+// a million pending timers from a few slices at once and marks them in
+// parallel, where it would follow a list one cache miss at a time.
 //
 // A bucket is in the delay queue exactly when expiration != noExpiration: it is
 // offered when its expiration changes (when the first timer lands in it for a
@@ -13,41 +24,71 @@ const noExpiration = -1
 // before it moves the timers on. A bucket that loses all its timers to Stop
 // stays queued, and costs the poller one empty flush when it comes due.
 type bucket struct {
-	head       Timer // sentinel: head.next is the first timer, head.prev the last
+	// timers[taken:] are the bucket's timers; timers[:taken] were taken out
+	// by the flush in progress, oldest first (taken is 0 between flushes).
+	timers     []*Timer
+	taken      int
 	expiration int64 // in ticks since the wheel started, or noExpiration
 }
 
-func (b *bucket) init() {
-	b.head.next, b.head.prev = &b.head, &b.head
-	b.expiration = noExpiration
-}
+func (b *bucket) init() { b.expiration = noExpiration }
 
-func (b *bucket) empty() bool { return b.head.next == &b.head }
+func (b *bucket) empty() bool { return b.taken == len(b.timers) }
 
-// push appends t, which must not be in any bucket.
+// push adds t, which must not be in any bucket.
 func (b *bucket) push(t *Timer) {
-	last := b.head.prev
-	t.prev, t.next = last, &b.head
-	last.next = t
-	b.head.prev = t
+	t.bucket, t.slot = b, len(b.timers)
+	b.timers = append(b.timers, t)
 }
 
-// unlink removes t from the bucket it is in, if any.
+// take removes and returns the oldest timer not yet taken; b must not be
+// empty. Nothing is added to a bucket while it is being flushed (see flush),
+// so taking from the front keeps the slots of the others valid.
+func (b *bucket) take() *Timer {
+	t := b.timers[b.taken]
+	b.timers[b.taken] = nil
+	b.taken++
+	t.bucket = nil
+	b.settle()
+	return t
+}
+
+// unlink removes t from the bucket it is in, if any, moving the bucket's last
+// timer into its place.
 func (t *Timer) unlink() {
-	if t.next == nil {
+	b := t.bucket
+	if b == nil {
 		return
 	}
-	t.prev.next = t.next
-	t.next.prev = t.prev
-	t.next, t.prev = nil, nil
+	end := len(b.timers) - 1
+	if t.slot != end {
+		moved := b.timers[end]
+		b.timers[t.slot], moved.slot = moved, t.slot
+	}
+	b.timers[end] = nil
+	b.timers = b.timers[:end]
+	t.bucket = nil
+	b.settle()
 }
 
-// detachAll unlinks every timer of b, so that none keeps another reachable.
-func (b *bucket) detachAll() {
-	for t := b.head.next; t != &b.head; {
-		next := t.next
-		t.next, t.prev = nil, nil
-		t = next
+// settle resets an emptied bucket's storage for its next rotation.
+func (b *bucket) settle() {
+	if b.taken < len(b.timers) {
+		return
 	}
-	b.init()
+	b.taken = 0
+	if cap(b.timers) > releaseCap {
+		b.timers = nil
+	} else {
+		b.timers = b.timers[:0]
+	}
+}
+
+// detachAll takes every timer out of b and releases b's storage.
+func (b *bucket) detachAll() {
+	for _, t := range b.timers[b.taken:] {
+		t.bucket = nil
+	}
+	b.timers, b.taken = nil, 0
+	b.expiration = noExpiration
 }

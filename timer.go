@@ -14,17 +14,17 @@ import "time"
 type Timer struct {
 	C <-chan time.Time
 
-	// next, prev and due are protected by the wheel's mu; C, owner and f never
-	// change after construction. The six words make a Timer 48 bytes, the
-	// only allocation of an AfterFunc with a non-capturing f.
-	//
-	// next and prev link the timer into the ring of the bucket that holds it;
-	// both are nil when it is in none: not yet started, fired, stopped,
-	// dropped by a stopped wheel, or due too far ahead to ever fire.
-	next, prev *Timer
-	owner      *owner
-	f          func()
-	due        due // the due tick and the state
+	// bucket, slot and due are protected by the wheel's mu; C, owner and f
+	// never change after construction. The six words make a Timer 48 bytes,
+	// the only allocation of an AfterFunc with a non-capturing f.
+	owner *owner
+	f     func()
+	// bucket holds the timer at bucket.timers[slot]; it is nil when the timer
+	// is in none: not yet started, fired, stopped, dropped by a stopped
+	// wheel, or due too far ahead to ever fire.
+	bucket *bucket
+	slot   int
+	due    due // the due tick and the state
 }
 
 // owner is what a Timer belongs to: its wheel, and for a ScheduleFunc timer
@@ -185,7 +185,7 @@ func (t *Timer) Reset(d time.Duration) bool {
 	deadline := tw.dueTick(ns, d)
 	tw.mu.Lock()
 	active := t.state() == statePending
-	if active && t.next != nil && deadline >= t.deadline() {
+	if active && t.bucket != nil && deadline >= t.deadline() {
 		// Later, as an idle timeout re-armed on every read is: leave the
 		// timer where it is. Its bucket expires no later than the old
 		// deadline, and the flush then re-inserts it by the new one, so it

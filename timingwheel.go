@@ -286,8 +286,7 @@ func (tw *TimingWheel) flush(b *bucket) {
 	b.expiration = noExpiration
 	for {
 		for n := 0; n < chunk && !b.empty(); n++ {
-			t := b.head.next
-			t.unlink()
+			t := b.take()
 			if !tw.insertLocked(t) {
 				if run := tw.expireLocked(t); run != nil {
 					ready = append(ready, run)
