@@ -24,16 +24,17 @@ const chunk = 256
 //
 // All methods are safe for concurrent use.
 type TimingWheel struct {
-	tick   int64 // nanoseconds per tick of level 0
-	bits   uint  // log2(wheelSize)
-	size   int64 // wheelSize: buckets per level, a power of two
-	clock  Clock
-	system bool      // clock is the system clock: read it with time.Since
-	epoch  time.Time // tick 0; carries the monotonic reading on the system clock
-	queue  *delayqueue.DelayQueue[*bucket]
-	exec   executor
-	exit   chan struct{} // closed by Stop
-	done   chan struct{} // closed when the poller returns
+	tick    int64   // nanoseconds per tick of level 0
+	perTick divider // divides by tick
+	bits    uint    // log2(wheelSize)
+	size    int64   // wheelSize: buckets per level, a power of two
+	clock   Clock
+	system  bool      // clock is the system clock: read it with time.Since
+	epoch   time.Time // tick 0; carries the monotonic reading on the system clock
+	queue   *delayqueue.DelayQueue[*bucket]
+	exec    executor
+	exit    chan struct{} // closed by Stop
+	done    chan struct{} // closed when the poller returns
 	// pollerID is the poller goroutine's id, with WithInlineCallbacks only:
 	// Stop called from an inline callback must not wait for the poller.
 	pollerID atomic.Uint64
@@ -82,13 +83,14 @@ func New(tick time.Duration, wheelSize int, opts ...Option) (*TimingWheel, error
 	}
 	b := uint(bits.Len(uint(wheelSize - 1)))
 	tw := &TimingWheel{
-		tick:  int64(tick),
-		bits:  b,
-		size:  1 << b,
-		clock: cfg.clock,
-		exit:  make(chan struct{}),
-		done:  make(chan struct{}),
-		exec:  executor{mode: cfg.mode},
+		tick:    int64(tick),
+		perTick: newDivider(int64(tick)),
+		bits:    b,
+		size:    1 << b,
+		clock:   cfg.clock,
+		exit:    make(chan struct{}),
+		done:    make(chan struct{}),
+		exec:    executor{mode: cfg.mode},
 	}
 	tw.owner.wheel = tw
 	tw.system = cfg.clock == delayqueue.System
@@ -133,11 +135,8 @@ func (tw *TimingWheel) dueTick(ns int64, d time.Duration) int64 {
 	if d <= 0 || ns <= 0 {
 		return 0
 	}
-	q := ns / tw.tick
-	if q*tw.tick != ns {
-		q++
-	}
-	return min(q, maxDueTick)
+	// ceil(ns/tick) = floor((ns-1)/tick) + 1 for ns > 0.
+	return min(tw.perTick.div(ns-1)+1, maxDueTick)
 }
 
 func (tw *TimingWheel) deadlineAfter(d time.Duration) int64 {
