@@ -116,4 +116,17 @@ fi
 } >"$out/env.txt"
 
 go run ./cmd/report -docs ../docs
+# The distributed mode's comparison with asynq needs a Redis server, so it is
+# measured separately (bench/cmd/redisbench; see docs/bench/redis.md) and
+# carried into the report as it stands.
+if [[ -f "$out/redis.md" ]]; then
+	{
+		echo
+		echo "## 9. Distributed mode: rediswheel and asynq on one Redis"
+		echo
+		echo "Measured separately from the sections above; from [bench/redis.md](bench/redis.md)."
+		echo
+		sed -e '1{/^# /d}' -e 's/^## /### /' "$out/redis.md"
+	} >>../docs/BENCHMARKS.md
+fi
 echo "wrote docs/BENCHMARKS.md in $(($(date +%s) - start)) s" >&2
