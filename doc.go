@@ -84,9 +84,9 @@
 //     math.MaxInt64 saturate instead of wrapping.
 //   - Stop of the wheel is idempotent, drops and releases pending timers,
 //     and leaves no goroutine behind; adds after it neither block nor fire.
-//   - Adds never block on the poller: they hold the wheel's lock for a
-//     constant amount of work, and the poller moves at most 256 timers per
-//     hold of it.
+//   - Adds never block on the poller: they hold the wheel's lock for an
+//     amortized constant amount of work (an append to a bucket's slice), and
+//     the poller moves at most 256 timers per hold of it.
 //
 // # Differences from package time
 //
