@@ -23,22 +23,10 @@ import (
 
 	"github.com/go-timingwheel/timingwheel/bench/internal/lib"
 	"github.com/go-timingwheel/timingwheel/bench/internal/measure"
+	"github.com/go-timingwheel/timingwheel/bench/internal/results"
 )
 
-type result struct {
-	Workload   string          `json:"workload"`
-	Lib        string          `json:"lib"`
-	TickMs     float64         `json:"tick_ms"`
-	Load       string          `json:"load"`
-	GOMAXPROCS int             `json:"gomaxprocs"`
-	N          int             `json:"n"`
-	SpreadMs   float64         `json:"spread_ms"`
-	Fired      int             `json:"fired"` // within the grace period after the last deadline
-	GraceS     float64         `json:"grace_s"`
-	Early      int             `json:"early"`
-	MaxEarlyMs float64         `json:"max_early_ms"`
-	Lateness   measure.Summary `json:"lateness"`
-}
+type result = results.Accuracy
 
 func main() {
 	name := flag.String("lib", "wheel", "library: wheel, runtime or gozero")

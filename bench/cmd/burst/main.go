@@ -18,24 +18,10 @@ import (
 
 	"github.com/go-timingwheel/timingwheel/bench/internal/lib"
 	"github.com/go-timingwheel/timingwheel/bench/internal/measure"
+	"github.com/go-timingwheel/timingwheel/bench/internal/results"
 )
 
-type result struct {
-	Workload    string          `json:"workload"`
-	Lib         string          `json:"lib"`
-	GOMAXPROCS  int             `json:"gomaxprocs"`
-	N           int             `json:"n"`
-	WindowMs    float64         `json:"window_ms"`
-	ArmS        float64         `json:"arm_s"`
-	DrainMs     float64         `json:"drain_ms"` // last callback start − window end
-	AllByMs     float64         `json:"all_started_ms"`
-	CPUS        float64         `json:"cpu_s"`
-	GCCycles    uint32          `json:"gc_cycles"`
-	GCPauseMs   float64         `json:"gc_pause_ms"`
-	Early       int             `json:"early"`
-	Lateness    measure.Summary `json:"lateness"`
-	PeakGorouts int             `json:"peak_goroutines"`
-}
+type result = results.Burst
 
 func main() {
 	name := flag.String("lib", "wheel", "library: wheel, wheel-pool, wheel-inline, runtime or gozero")
@@ -123,6 +109,6 @@ wait:
 	res.GCCycles = gc1.Cycles - gc0.Cycles
 	res.GCPauseMs = measure.Ms(gc1.Pause - gc0.Pause)
 	res.Lateness = measure.Summarize(lateness, false)
-	res.PeakGorouts = peak
+	res.PeakGoroutines = peak
 	return measure.Emit(os.Stdout, res)
 }

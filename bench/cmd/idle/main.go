@@ -15,20 +15,10 @@ import (
 
 	"github.com/go-timingwheel/timingwheel/bench/internal/lib"
 	"github.com/go-timingwheel/timingwheel/bench/internal/measure"
+	"github.com/go-timingwheel/timingwheel/bench/internal/results"
 )
 
-type result struct {
-	Workload    string  `json:"workload"`
-	Lib         string  `json:"lib"`
-	TickMs      float64 `json:"tick_ms"`
-	GOMAXPROCS  int     `json:"gomaxprocs"`
-	N           int     `json:"n"`
-	DurationS   float64 `json:"duration_s"`
-	CPUS        float64 `json:"cpu_s"`
-	CPUPercent  float64 `json:"cpu_percent_of_core"`
-	Wakeups     int64   `json:"wakeups"` // -1: the library does not count them
-	WakeupsPerS float64 `json:"wakeups_per_s"`
-}
+type result = results.Idle
 
 func main() {
 	name := flag.String("lib", "wheel", "library: wheel, runtime or gozero")

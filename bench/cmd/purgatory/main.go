@@ -30,28 +30,10 @@ import (
 
 	"github.com/go-timingwheel/timingwheel/bench/internal/lib"
 	"github.com/go-timingwheel/timingwheel/bench/internal/measure"
+	"github.com/go-timingwheel/timingwheel/bench/internal/results"
 )
 
-type result struct {
-	Workload       string          `json:"workload"`
-	Lib            string          `json:"lib"`
-	GOMAXPROCS     int             `json:"gomaxprocs"`
-	Rate           float64         `json:"rate_per_s"`
-	DurationS      float64         `json:"duration_s"`
-	TimeoutMs      float64         `json:"timeout_ms"`
-	P50Ms          float64         `json:"p50_ms"`
-	P75Ms          float64         `json:"p75_ms"`
-	Requests       int64           `json:"requests"`
-	Completed      int64           `json:"completed"`
-	StopsTrue      int64           `json:"stops_true"`
-	TimedOut       int64           `json:"timed_out"`
-	EarlyTimeouts  int64           `json:"early_timeouts"`
-	CPUSPerM       float64         `json:"cpu_s_per_m"`
-	GCCyclesPerM   float64         `json:"gc_cycles_per_m"`
-	GCPauseMsPerM  float64         `json:"gc_pause_ms_per_m"`
-	PeakHeapMB     float64         `json:"peak_heap_mb"`
-	TimeoutLatency measure.Summary `json:"timeout_lateness"`
-}
+type result = results.Purgatory
 
 type request struct {
 	armed    time.Time
@@ -210,7 +192,7 @@ func run(l lib.Lib, rate float64, dur, timeout, p50, p75 time.Duration) result {
 	res.GCPauseMsPerM = measure.Ms(gc1.Pause-gc0.Pause) * perM
 	res.PeakHeapMB = float64(peakHeap.Load()) / (1 << 20)
 	latMu.Lock()
-	res.TimeoutLatency = measure.Summarize(lateness, false)
+	res.Lateness = measure.Summarize(lateness, false)
 	latMu.Unlock()
 	return res
 }

@@ -354,7 +354,7 @@ func (r *report) burstSection(b *md) {
 			name = title(name)
 		}
 		rows = append(rows, []string{name, num(x.AllByMs), num(x.CPUS), num(x.Lateness.P50), num(x.Lateness.P99), num(x.Lateness.Max),
-			fmt.Sprint(x.Early), fmt.Sprint(x.Peak), num(x.ArmS)})
+			fmt.Sprint(x.Early), fmt.Sprint(x.PeakGoroutines), num(x.ArmS)})
 	}
 	b.table([]string{"library", "all started (ms)", "CPU s", "lateness p50 ms", "p99 ms", "max ms", "early", "peak goroutines", "arming 1M (s)"}, rows)
 }

@@ -1,0 +1,76 @@
+// Package results is the schema of the JSON lines the workload programs
+// under bench/cmd write and bench/cmd/report reads: one type per workload,
+// shared so that writer and reader cannot drift apart.
+package results
+
+import "github.com/go-timingwheel/timingwheel/bench/internal/measure"
+
+// Accuracy is one run of bench/cmd/accuracy: firing lateness of timers spread over a window.
+type Accuracy struct {
+	Workload   string          `json:"workload"`
+	Lib        string          `json:"lib"`
+	TickMs     float64         `json:"tick_ms"`
+	Load       string          `json:"load"`
+	GOMAXPROCS int             `json:"gomaxprocs"`
+	N          int             `json:"n"`
+	SpreadMs   float64         `json:"spread_ms"`
+	Fired      int             `json:"fired"` // within the grace period after the last deadline
+	GraceS     float64         `json:"grace_s"`
+	Early      int             `json:"early"`
+	MaxEarlyMs float64         `json:"max_early_ms"`
+	Lateness   measure.Summary `json:"lateness"`
+}
+
+// Burst is one run of bench/cmd/burst: many timers due within one short window.
+type Burst struct {
+	Workload       string          `json:"workload"`
+	Lib            string          `json:"lib"`
+	GOMAXPROCS     int             `json:"gomaxprocs"`
+	N              int             `json:"n"`
+	WindowMs       float64         `json:"window_ms"`
+	ArmS           float64         `json:"arm_s"`
+	DrainMs        float64         `json:"drain_ms"` // last callback start − window end
+	AllByMs        float64         `json:"all_started_ms"`
+	CPUS           float64         `json:"cpu_s"`
+	GCCycles       uint32          `json:"gc_cycles"`
+	GCPauseMs      float64         `json:"gc_pause_ms"`
+	Early          int             `json:"early"`
+	Lateness       measure.Summary `json:"lateness"`
+	PeakGoroutines int             `json:"peak_goroutines"`
+}
+
+// Purgatory is one run of bench/cmd/purgatory: a Kafka-style request timeout load.
+type Purgatory struct {
+	Workload      string          `json:"workload"`
+	Lib           string          `json:"lib"`
+	GOMAXPROCS    int             `json:"gomaxprocs"`
+	Rate          float64         `json:"rate_per_s"`
+	DurationS     float64         `json:"duration_s"`
+	TimeoutMs     float64         `json:"timeout_ms"`
+	P50Ms         float64         `json:"p50_ms"`
+	P75Ms         float64         `json:"p75_ms"`
+	Requests      int64           `json:"requests"`
+	Completed     int64           `json:"completed"`
+	StopsTrue     int64           `json:"stops_true"`
+	TimedOut      int64           `json:"timed_out"`
+	EarlyTimeouts int64           `json:"early_timeouts"`
+	CPUSPerM      float64         `json:"cpu_s_per_m"`
+	GCCyclesPerM  float64         `json:"gc_cycles_per_m"`
+	GCPauseMsPerM float64         `json:"gc_pause_ms_per_m"`
+	PeakHeapMB    float64         `json:"peak_heap_mb"`
+	Lateness      measure.Summary `json:"timeout_lateness"`
+}
+
+// Idle is one run of bench/cmd/idle: the cost of holding far-future timers.
+type Idle struct {
+	Workload    string  `json:"workload"`
+	Lib         string  `json:"lib"`
+	TickMs      float64 `json:"tick_ms"`
+	GOMAXPROCS  int     `json:"gomaxprocs"`
+	N           int     `json:"n"`
+	DurationS   float64 `json:"duration_s"`
+	CPUS        float64 `json:"cpu_s"`
+	CPUPercent  float64 `json:"cpu_percent_of_core"`
+	Wakeups     int64   `json:"wakeups"` // -1: the library does not count them
+	WakeupsPerS float64 `json:"wakeups_per_s"`
+}
