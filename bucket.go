@@ -3,14 +3,17 @@ package timingwheel
 // noExpiration marks a bucket that is not in the delay queue.
 const noExpiration = -1
 
-// releaseCap is the capacity above which an emptied bucket gives its backing
-// array back, so that a burst does not leave memory behind, while buckets of
-// ordinary size keep theirs for the next rotation.
+// releaseCap is the capacity above which a bucket's slice is given back once
+// it is three quarters empty (and at once when it empties), so that a burst
+// does not leave memory behind, while buckets of ordinary size keep their
+// arrays from one rotation to the next. At 256 pointers (2 KiB) the copy that
+// shrinking costs is below the noise of the AfterFunc+Stop benchmark at 1M
+// pending, where buckets hold about 2000 timers each.
 const releaseCap = 256
 
-// A bucket is one slot of one level of the wheel: the timers due in the
-// slot's range, and the tick at which the bucket is due. All fields are
-// protected by the wheel's mu.
+// A bucket is one slot of one level of a shard: the timers due in the slot's
+// range, and the tick at which the bucket is due. All fields are protected by
+// its shard's mu.
 //
 // The timers are kept in a slice, each timer knowing its position, rather
 // than in a linked list: removal is a swap with the last, and a Timer holds no
@@ -18,38 +21,43 @@ const releaseCap = 256
 // a million pending timers from a few slices at once and marks them in
 // parallel, where it would follow a list one cache miss at a time.
 //
-// A bucket is in the delay queue exactly when expiration != noExpiration: it is
-// offered when its expiration changes (when the first timer lands in it for a
-// new rotation) and taken out by the poller, which resets the expiration
+// A bucket is in the delay queue exactly when expiration != noExpiration: it
+// is offered when its expiration changes (when the first timer lands in it for
+// a new rotation) and taken out by the advancer, which resets the expiration
 // before it moves the timers on. A bucket that loses all its timers to Stop
-// stays queued, and costs the poller one empty flush when it comes due.
+// stays queued, and costs one empty flush when it comes due. A bucket exists
+// (is in its level's page) while it is queued or being flushed; the flush that
+// empties it releases it.
 type bucket struct {
 	// timers[taken:] are the bucket's timers; timers[:taken] were taken out
 	// by the flush in progress, oldest first (taken is 0 between flushes).
 	timers     []*Timer
 	taken      int
 	expiration int64 // in ticks since the wheel started, or noExpiration
+	shard      *shard
+	level      int   // where the bucket is in its shard's levels
+	index      int64 // its slot's index in the level
 }
-
-func (b *bucket) init() { b.expiration = noExpiration }
 
 func (b *bucket) empty() bool { return b.taken == len(b.timers) }
 
 // push adds t, which must not be in any bucket.
 func (b *bucket) push(t *Timer) {
-	t.bucket, t.slot = b, len(b.timers)
+	t.bucket, t.slot = b, uint32(len(b.timers))
 	b.timers = append(b.timers, t)
 }
 
 // take removes and returns the oldest timer not yet taken; b must not be
-// empty. Nothing is added to a bucket while it is being flushed (see flush),
-// so taking from the front keeps the slots of the others valid.
+// empty. Nothing is added to a bucket while it is being flushed (see
+// shard.flush), so taking from the front keeps the slots of the others valid.
 func (b *bucket) take() *Timer {
 	t := b.timers[b.taken]
 	b.timers[b.taken] = nil
 	b.taken++
 	t.bucket = nil
-	b.settle()
+	if b.empty() {
+		b.reset()
+	}
 	return t
 }
 
@@ -61,21 +69,24 @@ func (t *Timer) unlink() {
 		return
 	}
 	end := len(b.timers) - 1
-	if t.slot != end {
+	if int(t.slot) != end {
 		moved := b.timers[end]
 		b.timers[t.slot], moved.slot = moved, t.slot
 	}
 	b.timers[end] = nil
 	b.timers = b.timers[:end]
 	t.bucket = nil
-	b.settle()
+	switch {
+	case b.empty():
+		b.reset()
+	case b.taken == 0 && cap(b.timers) > releaseCap && len(b.timers) < cap(b.timers)/4:
+		// Shrink to twice what is left; positions, and so slots, stay.
+		b.timers = append(make([]*Timer, 0, 2*len(b.timers)), b.timers...)
+	}
 }
 
-// settle resets an emptied bucket's storage for its next rotation.
-func (b *bucket) settle() {
-	if b.taken < len(b.timers) {
-		return
-	}
+// reset readies an emptied bucket's storage for its next rotation.
+func (b *bucket) reset() {
 	b.taken = 0
 	if cap(b.timers) > releaseCap {
 		b.timers = nil

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The poller moves a large bucket in chunks, releasing the wheel's lock
+// The advancer moves a large bucket in chunks, releasing the shard's lock
 // between them, and in inline mode runs each chunk's callbacks in that gap.
 // Those callbacks may stop, reset and add timers still waiting in the same
 // bucket: each must still fire exactly once per arming, or not at all.
@@ -23,6 +23,7 @@ func TestChunkedFlushCallbacksTouchTheBucket(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			const n = 4 * chunk
 			tw, clock := newManualWheel(t, time.Millisecond, 8)
+			oneShard(tw) // one bucket holds them all
 			runs := make([]int, n)
 			ranAt := make([]time.Duration, n)
 			timers := make([]*Timer, n)
@@ -92,6 +93,7 @@ func TestLargeBucketsCascadeExactly(t *testing.T) {
 	for _, size := range []int{2, 4} {
 		t.Run(fmt.Sprintf("size=%d", size), func(t *testing.T) {
 			tw, clock := newManualWheel(t, time.Millisecond, size)
+			oneShard(tw)
 			const perTick, ticks = 3 * chunk / 2, 40
 			got := make(map[time.Duration]int)
 			for k := 1; k <= ticks; k++ {

@@ -66,7 +66,7 @@ func TestNewRoundsWheelSizeUp(t *testing.T) {
 	for _, tc := range []struct{ size, want int }{
 		{2, 2}, {3, 4}, {4, 4}, {5, 8}, {100, 128}, {512, 512}, {MaxWheelSize/2 + 1, MaxWheelSize}, {MaxWheelSize, MaxWheelSize},
 	} {
-		tw, err := New(time.Millisecond, tc.size, WithClock(NewFakeClock(testEpoch)), withManualPoll())
+		tw, err := newManual(time.Millisecond, tc.size, WithClock(NewFakeClock(testEpoch)))
 		require.NoError(t, err, "size %d", tc.size)
 		require.Equal(t, int64(tc.want), tw.size, "size %d", tc.size)
 		if tc.want <= 512 { // levels of a million buckets are slow to allocate under -race

@@ -18,14 +18,15 @@ import (
 // at which it is due. A timer set at clock-elapsed e for d > 0 is due at tick
 // ceil((e+d)/tick) (e+d saturating at math.MaxInt64); after a step at elapsed
 // E, exactly the timers due at or before floor(E/tick) have fired, each once
-// per arming. The harness drives the wheel with withManualPoll and
+// per arming. The harness drives the wheel with newManual and
 // WithInlineCallbacks, so every expiration happens inside step, on the test's
 // goroutine, and the comparison after each step is exact.
 //
-// In inline mode a timer due at once (d <= 0) is put in the bucket of
-// currentTick+1. currentTick depends on which buckets were flushed, which only
-// a model of the buckets could predict, so the harness reads it, and checks
-// separately that it never runs ahead of the clock.
+// In inline mode a timer due at once (d <= 0) is put in the bucket of its
+// shard's currentTick+1. currentTick depends on which buckets were flushed,
+// which only a model of the buckets could predict, so the harness reads it
+// from the timer's shard once the timer is armed, and checks separately that
+// no shard's currentTick ever runs ahead of the clock.
 
 // A chooser supplies the harness's choices: a seeded PRNG, or fuzz input.
 type chooser interface {
@@ -151,7 +152,7 @@ type harness struct {
 
 func newHarness(t testing.TB, c chooser, cfg modelConfig, desc string) *harness {
 	clock := NewFakeClock(time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC))
-	tw, err := New(cfg.tick, cfg.size, WithClock(clock), withManualPoll(), WithInlineCallbacks())
+	tw, err := newManual(cfg.tick, cfg.size, WithClock(clock), WithInlineCallbacks())
 	require.NoError(t, err)
 	t.Cleanup(tw.Stop)
 	size := int64(1)
@@ -205,25 +206,26 @@ func ceilTick(ns, tick int64) int64 {
 	return q
 }
 
-func (h *harness) currentTick() int64 {
-	h.tw.mu.Lock()
-	defer h.tw.mu.Unlock()
-	return h.tw.currentTick
-}
-
-// arm is the model of startLocked: m is set to fire d after now.
+// arm is the model of startLocked: m is set to fire d after now. For d <= 0
+// the caller completes it with armed once the wheel has armed m.timer.
 func (h *harness) arm(m *modelTimer, d time.Duration) {
 	ns := satAdd(h.elapsed, int64(d))
 	wasActive := m.active
 	m.active, m.target = true, ns
 	if d <= 0 {
-		m.due = h.currentTick() + 1
 		h.immediateChecked++
 	} else {
 		m.due = ceilTick(ns, h.tick)
 	}
 	if !wasActive && !h.stopped {
 		h.pending++
+	}
+}
+
+// armed completes arm for a timer due at once, now that it is in its shard.
+func (h *harness) armed(m *modelTimer, d time.Duration) {
+	if d <= 0 && !h.stopped {
+		m.due = m.timer.currentTick() + 1
 	}
 }
 
@@ -283,11 +285,13 @@ func (h *harness) add(kind modelKind) {
 		h.note("AfterFunc(%d) -> #%d", d, id)
 		h.arm(m, d)
 		m.timer = h.tw.AfterFunc(d, h.callback(id))
+		h.armed(m, d)
 	case modelChan:
 		d := h.duration()
 		h.note("NewTimer(%d) -> #%d", d, id)
 		h.arm(m, d)
 		m.timer = h.tw.NewTimer(d)
+		h.armed(m, d)
 	case modelSchedule:
 		m.period = h.period()
 		var s Scheduler = Every(time.Duration(m.period))
@@ -345,6 +349,7 @@ func (h *harness) reset() {
 	if got := m.timer.Reset(d); got != want {
 		h.t.Fatalf("%v: Reset returned %v", h, got)
 	}
+	h.armed(m, d)
 }
 
 func (h *harness) receive() {
@@ -545,7 +550,7 @@ func (h *harness) step() {
 			h.t.Fatalf("%v: timer #%d has a value on C: %v, want %v", h, id, len(m.timer.C) == 1, m.buffered)
 		}
 	}
-	if ct := h.currentTick(); ct > T {
+	if ct := h.tw.maxCurrentTick(); ct > T {
 		h.t.Fatalf("%v: currentTick %d ran ahead of the clock", h, ct)
 	}
 	h.checkStats()

@@ -6,10 +6,9 @@ import "fmt"
 type Option func(*config) error
 
 type config struct {
-	clock      Clock
-	mode       execMode
-	workers    int
-	manualPoll bool // tests only: no poller; the test calls step
+	clock   Clock
+	mode    execMode
+	workers int
 }
 
 // WithClock makes the wheel read time from c and sleep on c's alarms instead
@@ -51,14 +50,6 @@ func WithWorkerPool(n int) Option {
 func WithInlineCallbacks() Option {
 	return func(cfg *config) error {
 		cfg.mode = execInline
-		return nil
-	}
-}
-
-// withManualPoll is for tests that drive expiration themselves with step.
-func withManualPoll() Option {
-	return func(cfg *config) error {
-		cfg.manualPoll = true
 		return nil
 	}
 }

@@ -9,11 +9,13 @@ import (
 type Scheduler interface {
 	// Next returns the time of the run after one scheduled at prev (for the
 	// first run, prev is the time ScheduleFunc was called), or the zero Time
-	// for no more runs. The wheel calls Next from its poller, with the wheel
-	// locked: it must be quick and must not call the wheel or its timers.
+	// for no more runs. The wheel calls Next with the lock of the wheel's
+	// first shard held, where every schedule of the wheel lives, so the Next
+	// calls of all the wheel's schedules are serialised, a Scheduler shared
+	// by several schedules included. Next must be quick and must not call
+	// the wheel or its timers.
 	Next(prev time.Time) time.Time
 }
-
 // Every returns a Scheduler of runs every d, the first d after the schedule
 // starts. It panics if d <= 0, as time.NewTicker does.
 func Every(d time.Duration) Scheduler {
@@ -28,14 +30,16 @@ type every time.Duration
 func (e every) Next(prev time.Time) time.Time { return prev.Add(time.Duration(e)) }
 
 // maxSkips bounds the Next calls one run of a schedule makes to skip runs
-// merged into it, so that the poller's work per run stays bounded.
+// merged into it, so that the advancer's work per run stays bounded: a
+// schedule of Every(time.Nanosecond) on a 1 ms wheel needs 10^6 calls a
+// tick, and 1024 of Every's calls take about 10 µs, one chunk's worth.
 const maxSkips = 1024
 
 // schedule is the part of a ScheduleFunc timer that one-shot timers lack.
 type schedule struct {
 	owner     owner // the Timer's owner: the wheel and this schedule
 	scheduler Scheduler
-	next      time.Time // the scheduled time of the pending run; protected by wheel.mu
+	next      time.Time // the scheduled time of the pending run; protected by the shard's mu
 	// stopGen counts the timer's successful Stops. A run handed to the
 	// executor carries the count it was fired under and does not start if a
 	// Stop has returned true since: that is how "no run starts after Stop
@@ -64,33 +68,38 @@ func (tw *TimingWheel) ScheduleFunc(s Scheduler, f func()) *Timer {
 	if f == nil {
 		panic("timingwheel: ScheduleFunc called with nil func")
 	}
+	// Every schedule lives in the first shard, so that all Next calls are
+	// serialised under one lock (see Scheduler).
+	sh := &tw.shards[0]
 	sched := &schedule{scheduler: s}
-	sched.owner = owner{wheel: tw, schedule: sched}
+	sched.owner = owner{shard: sh, schedule: sched}
 	t := &Timer{owner: &sched.owner, f: f}
-	now := tw.elapsed()
-	first := s.Next(tw.epoch.Add(time.Duration(now)))
+	now := tw.queue.Now()
+	sh.mu.Lock()
+	first := s.Next(tw.timeOf(now))
 	if first.IsZero() {
-		t.setState(stateIdle) // no run: Stop and Reset report false
+		sh.mu.Unlock()
+		t.state = stateIdle // no run: Stop and Reset report false
 		return t
 	}
-	tw.mu.Lock()
 	sched.next = first
-	tw.startLocked(t, tw.scheduledTickLocked(first))
-	tw.mu.Unlock()
+	sh.startLocked(t, sh.scheduledTickLocked(first), now)
+	sh.mu.Unlock()
+	tw.help(now)
 	return t
 }
 
 // scheduledTickLocked returns the due tick of a run scheduled at next: never
 // before next, and never before the tick after currentTick, so that a
 // schedule behind the clock cannot make a flush loop.
-func (tw *TimingWheel) scheduledTickLocked(next time.Time) int64 {
-	return max(tw.dueTick(int64(next.Sub(tw.epoch)), 1), tw.currentTick+1)
+func (s *shard) scheduledTickLocked(next time.Time) int64 {
+	return max(s.wheel.dueAt(next.Sub(s.wheel.epoch)), s.currentTick+1)
 }
 
 // rearmLocked fires a run of the schedule t and arms the next one. It returns
 // the run, gated on no Stop having succeeded in between.
-func (tw *TimingWheel) rearmLocked(t *Timer) func() {
-	s := t.owner.schedule
+func (sh *shard) rearmLocked(t *Timer) func() {
+	tw, s := sh.wheel, t.owner.schedule
 	gen, f := s.stopGen.Load(), t.f
 	run := func() {
 		if s.stopGen.Load() == gen {
@@ -102,20 +111,21 @@ func (tw *TimingWheel) rearmLocked(t *Timer) func() {
 	// and a schedule Reset into the past resumes at its first time ahead.
 	// Past maxSkips calls the schedule restarts from the current tick.
 	next := s.scheduler.Next(s.next)
-	for skips := 0; !next.IsZero() && tw.dueTick(int64(next.Sub(tw.epoch)), 1) <= tw.currentTick; skips++ {
+	for skips := 0; !next.IsZero() && tw.dueAt(next.Sub(tw.epoch)) <= sh.currentTick; skips++ {
 		if skips == maxSkips {
-			next = s.scheduler.Next(tw.timeOfTick(tw.currentTick))
+			next = s.scheduler.Next(tw.timeOf(tw.startOf(sh.currentTick)))
 			break
 		}
 		next = s.scheduler.Next(next)
 	}
 	if next.IsZero() {
-		tw.pending--
-		t.setState(stateFired)
+		t.state = stateFired
+		sh.noteFired(true)
 		return run
 	}
+	sh.noteFired(false)
 	s.next = next
-	t.setDeadline(tw.scheduledTickLocked(next))
-	tw.insertLocked(t)
+	t.due = sh.scheduledTickLocked(next)
+	sh.insertLocked(t)
 	return run
 }

@@ -12,14 +12,3 @@ func TestTimerSize(t *testing.T) {
 		t.Fatalf("Timer is %d bytes, want 48: the size class and the README's figures depend on it", got)
 	}
 }
-
-func TestDuePacking(t *testing.T) {
-	for _, tick := range []int64{0, 1, 12345, maxDueTick} {
-		for _, s := range []timerState{stateIdle, statePending, stateFired, stateStopped} {
-			d := makeDue(tick, s)
-			if d.tick() != tick || d.state() != s {
-				t.Fatalf("makeDue(%d, %d) unpacks to (%d, %d)", tick, s, d.tick(), d.state())
-			}
-		}
-	}
-}

@@ -1,25 +1,96 @@
 package timingwheel
 
-// Stats is a snapshot of a wheel's counters.
+// Stats is a snapshot of a wheel's counters, summed over its shards.
 type Stats struct {
 	Pending int    // timers that will fire unless stopped (Len)
 	Fired   uint64 // expirations: AfterFunc callbacks handed over, values sent on C, runs of schedules
 	Stopped uint64 // Stop calls that prevented a fire (not those that only discarded a value on C)
 	Dropped uint64 // timers pending when the wheel stopped
-	Wakeups uint64 // times the poller woke from a sleep
-	Levels  int    // levels created so far (level 0 counts once a timer needed it)
+	// Collected counts channel timers that were pending when their channel
+	// became unreachable: they were released without firing, as nobody
+	// could receive their value.
+	Collected uint64
+	// Wakeups counts the times the poller woke: for a due bucket that no
+	// caller had flushed, or to finish work a caller left (see the package
+	// documentation). It stays at zero while callers keep up.
+	Wakeups uint64
+	// Levels is the most levels any shard holds now; a level is created
+	// when a timer first needs it and released when it empties.
+	Levels int
 }
 
-// Stats returns the wheel's counters.
-func (tw *TimingWheel) Stats() Stats {
-	tw.mu.Lock()
-	defer tw.mu.Unlock()
-	return Stats{
-		Pending: tw.pending,
-		Fired:   tw.fired,
-		Stopped: tw.stoppedCount,
-		Dropped: tw.dropped,
-		Wakeups: tw.queue.Wakeups(),
-		Levels:  len(tw.levels),
+// counters are a shard's part of Stats. They are changed only through the
+// methods below, each with the shard's mu held, and not at all once the
+// shard has stopped (pending is then zero, and later arms are not counted).
+type counters struct {
+	pending                             int
+	fired, stopped, dropped, collected uint64
+}
+
+func (s *shard) noteArmed() { s.counters.pending++ }
+
+// noteFired counts one expiration; final says the timer is no longer pending
+// (a one-shot timer, or a schedule's last run).
+func (s *shard) noteFired(final bool) {
+	s.counters.fired++
+	if final {
+		s.counters.pending--
 	}
+}
+
+// noteDisarmed counts a pending timer taken out by Reset, to be armed again.
+func (s *shard) noteDisarmed() {
+	if !s.stopped {
+		s.counters.pending--
+	}
+}
+
+// noteStopped counts a Stop that prevented a fire, also on a stopped wheel.
+func (s *shard) noteStopped() {
+	s.noteDisarmed()
+	s.counters.stopped++
+}
+
+func (s *shard) noteCollected() {
+	if !s.stopped {
+		s.counters.pending--
+		s.counters.collected++
+	}
+}
+
+// noteDropped moves every pending timer to dropped as the wheel stops.
+func (s *shard) noteDropped() {
+	s.counters.dropped += uint64(s.counters.pending)
+	s.counters.pending = 0
+}
+
+// Stats returns the wheel's counters. It locks every shard at once, so the
+// totals are one consistent snapshot.
+func (tw *TimingWheel) Stats() Stats {
+	st := Stats{Wakeups: tw.queue.Wakeups()}
+	tw.lockAll()
+	for i := range tw.shards {
+		s := &tw.shards[i]
+		st.Pending += s.counters.pending
+		st.Fired += s.counters.fired
+		st.Stopped += s.counters.stopped
+		st.Dropped += s.counters.dropped
+		st.Collected += s.counters.collected
+		st.Levels = max(st.Levels, len(s.levels))
+	}
+	tw.unlockAll()
+	return st
+}
+
+// Len reports the number of pending timers: those that will fire unless
+// stopped. It is exact (a snapshot of every shard at once) and zero once the
+// wheel has stopped.
+func (tw *TimingWheel) Len() int {
+	n := 0
+	tw.lockAll()
+	for i := range tw.shards {
+		n += tw.shards[i].counters.pending
+	}
+	tw.unlockAll()
+	return n
 }

@@ -9,39 +9,52 @@ import "time"
 // (or the package-level forms); the zero Timer panics on Stop and Reset.
 //
 // Channel timers follow Go 1.23 semantics: after Stop or Reset returns, no
-// value prepared before the call is received on C. Unlike time.Timer's, C has
-// a capacity of one, so len(C) may report a value waiting.
+// value prepared before the call is received on C, and a channel timer that
+// nothing references any more is released by the garbage collector before
+// it fires. Unlike time.Timer's, C has a capacity of one, so len(C) may
+// report a value waiting.
 type Timer struct {
 	C <-chan time.Time
 
-	// bucket, slot and due are protected by the wheel's mu; C, owner and f
-	// never change after construction. The six words make a Timer 48 bytes,
-	// the only allocation of an AfterFunc with a non-capturing f.
+	// bucket, slot, due and state are protected by the mu of the timer's
+	// shard; C, owner and f never change after construction. The six words
+	// make a Timer 48 bytes, the only allocation of an AfterFunc with a
+	// non-capturing f.
 	owner *owner
 	f     func()
 	// bucket holds the timer at bucket.timers[slot]; it is nil when the timer
 	// is in none: not yet started, fired, stopped, dropped by a stopped
-	// wheel, or due too far ahead to ever fire.
+	// wheel, or due never.
 	bucket *bucket
-	slot   int
-	due    due // the due tick and the state
+	due    int64 // the tick at which it fires, or never
+	slot   uint32
+	state  timerState
 }
 
-// owner is what a Timer belongs to: its wheel, and for a ScheduleFunc timer
-// its schedule. One-shot timers share their wheel's owner.
+// owner is what a Timer belongs to: its shard, and for a ScheduleFunc timer
+// its schedule, for a NewTimer its entry in the wheel. One-shot AfterFunc
+// timers share their shard's owner.
 type owner struct {
-	wheel    *TimingWheel
+	shard    *shard
 	schedule *schedule
+	// node is the Timer the wheel keeps in its buckets for a channel timer
+	// (see chantimer.go); ch is that timer's channel, held weakly.
+	node *Timer
+	ch   weakChan
 }
 
-func (t *Timer) state() timerState      { return t.due.state() }
-func (t *Timer) setState(s timerState)  { t.due = makeDue(t.due.tick(), s) }
-func (t *Timer) deadline() int64        { return t.due.tick() }
-func (t *Timer) setDeadline(tick int64) { t.due = makeDue(tick, t.due.state()) }
+// entry returns the Timer that is in the wheel's buckets for t: t itself,
+// or for a channel timer the node that stands for it.
+func (t *Timer) entry() *Timer {
+	if n := t.owner.node; n != nil {
+		return n
+	}
+	return t
+}
 
 func (t *Timer) kind() timerKind {
 	switch {
-	case t.C != nil:
+	case t.owner.node != nil:
 		return kindChan
 	case t.owner.schedule != nil:
 		return kindSchedule
@@ -51,25 +64,25 @@ func (t *Timer) kind() timerKind {
 }
 
 // A timerState says what Stop and Reset must report. Every transition happens
-// with wheel.mu held, which is what makes "Stop returned true" and "the
-// callback ran" mutually exclusive: the poller moves a timer from statePending
-// to stateFired, and Stop from statePending to stateStopped, and only one of
-// them finds it pending. A timer being cascaded from one level to another stays
-// statePending throughout, and the cascade is done under mu, so Stop never
-// sees it between buckets.
+// with the shard's mu held, which is what makes "Stop returned true" and "the
+// callback ran" mutually exclusive: the advancer moves a timer from
+// statePending to stateFired, and Stop from statePending to stateStopped, and
+// only one of them finds it pending. A timer being cascaded from one level to
+// another stays statePending throughout, and the cascade is done under mu, so
+// Stop never sees it between buckets.
 type timerState uint8
 
 const (
 	// stateIdle: never started; only a Timer whose first arming was skipped.
 	stateIdle timerState = iota
 	// statePending: will fire unless stopped. It is in a bucket; or its wheel
-	// has stopped, or its due tick is maxDueTick, and then it never fires
-	// (Stop still reports true once).
+	// has stopped, or it is due never, and then it never fires (Stop still
+	// reports true once).
 	statePending
 	// stateFired: its callback was handed to the executor, or its value sent
 	// on C; for a schedule, its last run was.
 	stateFired
-	// stateStopped: a Stop returned true.
+	// stateStopped: a Stop returned true, or its channel was collected.
 	stateStopped
 )
 
@@ -77,8 +90,8 @@ type timerKind uint8
 
 const (
 	kindFunc     timerKind = iota // AfterFunc: f runs on the executor
-	kindChan                      // NewTimer: f sends on C, with mu held
-	kindSchedule                  // ScheduleFunc: runs of f, re-armed by the poller
+	kindChan                      // NewTimer: the node sends on C, with mu held
+	kindSchedule                  // ScheduleFunc: runs of f, re-armed by the advancer
 )
 
 // AfterFunc waits for the duration to elapse on the wheel and then calls f in
@@ -94,41 +107,24 @@ func (tw *TimingWheel) AfterFunc(d time.Duration, f func()) *Timer {
 	if f == nil {
 		panic("timingwheel: AfterFunc called with nil func")
 	}
-	t := &Timer{owner: &tw.owner, f: f}
+	s := tw.pick()
+	t := &Timer{owner: &s.owner, f: f}
 	tw.start(t, d)
 	return t
 }
 
-// NewTimer creates a Timer that will send the current time on its channel
-// after at least duration d on the wheel's clock.
-func (tw *TimingWheel) NewTimer(d time.Duration) *Timer {
-	c := make(chan time.Time, 1)
-	t := &Timer{C: c, owner: &tw.owner}
-	clock := tw.clock
-	t.f = func() {
-		select {
-		case c <- clock.Now():
-		default: // cannot happen: the buffer is drained before every re-arming
-		}
-	}
-	tw.start(t, d)
-	return t
-}
-
-// After waits for the duration to elapse on the wheel and then sends the
-// current time on the returned channel. It is equivalent to NewTimer(d).C.
-func (tw *TimingWheel) After(d time.Duration) <-chan time.Time {
-	return tw.NewTimer(d).C
-}
-
+// start arms t, which is new, for d, then helps advance the wheel.
 func (tw *TimingWheel) start(t *Timer, d time.Duration) {
-	deadline := tw.deadlineAfter(d)
-	tw.mu.Lock()
-	run := tw.startLocked(t, deadline)
-	tw.mu.Unlock()
+	s := t.owner.shard
+	now := tw.queue.Now()
+	due := tw.dueAfter(now, d)
+	s.mu.Lock()
+	run := s.startLocked(t, due, now)
+	s.mu.Unlock()
 	if run != nil {
 		tw.exec.run(run)
 	}
+	tw.help(now)
 }
 
 // Stop prevents the Timer from firing. It returns true if the call stops the
@@ -137,34 +133,33 @@ func (tw *TimingWheel) start(t *Timer, d time.Duration) {
 // handed to the executor but not yet begun then does not run either.
 //
 // For every arming of a timer, exactly one of "a Stop returned true" and "the
-// timer fired" holds, even when Stop races the poller cascading the timer
+// timer fired" holds, even when Stop races the advancer cascading the timer
 // between levels. For a channel timer, Stop also discards a value sent but not
 // yet received, and then returns true, as time.Timer.Stop does since Go 1.23.
 //
-// Stop does not wait for an AfterFunc callback that has already started.
-// On a stopped wheel, Stop reports true once for a timer that was pending.
+// Stop does not wait for an AfterFunc callback that has already started, and
+// does not advance the wheel (it reads no clock). On a stopped wheel, Stop
+// reports true once for a timer that was pending.
 func (t *Timer) Stop() bool {
 	if t.owner == nil {
 		panic("timingwheel: Stop called on uninitialized Timer")
 	}
-	tw := t.owner.wheel
-	tw.mu.Lock()
-	stopped := t.state() == statePending
+	e := t.entry()
+	s := e.owner.shard
+	s.mu.Lock()
+	stopped := e.state == statePending
 	if stopped {
-		t.unlink()
-		t.setState(stateStopped)
-		if !tw.stopped {
-			tw.pending--
-		}
-		tw.stoppedCount++
-		if s := t.owner.schedule; s != nil {
-			s.stopGen.Add(1)
+		e.unlink()
+		e.state = stateStopped
+		s.noteStopped()
+		if sched := e.owner.schedule; sched != nil {
+			sched.stopGen.Add(1)
 		}
 	}
 	if t.C != nil && drain(t.C) {
 		stopped = true
 	}
-	tw.mu.Unlock()
+	s.mu.Unlock()
 	return stopped
 }
 
@@ -180,41 +175,48 @@ func (t *Timer) Reset(d time.Duration) bool {
 	if t.owner == nil {
 		panic("timingwheel: Reset called on uninitialized Timer")
 	}
-	tw, sched := t.owner.wheel, t.owner.schedule
-	ns := tw.targetAfter(d)
-	deadline := tw.dueTick(ns, d)
-	tw.mu.Lock()
-	active := t.state() == statePending
-	if active && t.bucket != nil && deadline >= t.deadline() {
+	e := t.entry()
+	s, sched := e.owner.shard, e.owner.schedule
+	tw := s.wheel
+	now := tw.queue.Now()
+	due := tw.dueAfter(now, d)
+	s.mu.Lock()
+	if sched != nil {
+		sched.next = tw.timeOf(addDuration(now, d))
+	}
+	active := e.state == statePending
+	if active && e.bucket != nil && due >= e.due {
 		// Later, as an idle timeout re-armed on every read is: leave the
-		// timer where it is. Its bucket expires no later than the old
-		// deadline, and the flush then re-inserts it by the new one, so it
-		// cannot fire early, and the common Reset touches no list.
-		t.setDeadline(deadline)
-		if sched != nil {
-			sched.next = tw.epoch.Add(time.Duration(ns))
-		}
-		tw.mu.Unlock()
+		// timer where it is. Its bucket expires no later than the old due
+		// tick, and the flush then re-inserts it by the new one, so it
+		// cannot fire early, and the common Reset touches no bucket.
+		e.due = due
+		s.mu.Unlock()
+		tw.help(now)
 		return true
 	}
 	if active {
-		t.unlink()
-		if !tw.stopped {
-			tw.pending--
-		}
+		e.unlink()
+		s.noteDisarmed()
 	}
 	if t.C != nil && drain(t.C) {
 		active = true
 	}
-	if sched != nil {
-		sched.next = tw.epoch.Add(time.Duration(ns))
-	}
-	run := tw.startLocked(t, deadline)
-	tw.mu.Unlock()
+	run := s.startLocked(e, due, now)
+	s.mu.Unlock()
 	if run != nil {
 		tw.exec.run(run)
 	}
+	tw.help(now)
 	return active
+}
+
+// addDuration returns now+d, saturating at math.MaxInt64 instead of wrapping.
+func addDuration(now, d time.Duration) time.Duration {
+	if d > 0 && now > never-d {
+		return never
+	}
+	return now + d
 }
 
 func drain(c <-chan time.Time) bool {

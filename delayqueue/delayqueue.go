@@ -1,14 +1,29 @@
 // Package delayqueue is a generic delay queue: values offered with an
-// expiration come out of Poll in expiration order, each no earlier than its
+// expiration come out of PollDue in expiration order, each no earlier than its
 // expiration on the queue's Clock. It is the DelayQueue of Kafka's timer,
-// written for one poller: the poller sleeps on a single reusable alarm until
-// the head is due, and is woken early, without blocking the offerer, only
-// when an offer moves the head earlier than the time it sleeps until.
+// written for a process where many goroutines can take due values:
+//
+//   - Anyone may take what is due with PollDue, without waiting. The head's
+//     expiration is readable without the lock (Next), so a goroutine can check
+//     for due work for the price of an atomic load.
+//   - One waiter (a poller) sleeps in Wait on a single reusable alarm, which
+//     the queue keeps armed at the head's expiration: every Offer that makes a
+//     new head, and every PollDue that removes one, moves the alarm there
+//     directly. So the waiter is woken only when something is due, never to
+//     re-arm its alarm, and not at all while others take the due values first.
+//   - SetGrace lets the alarm ring a little after the head is due, for a
+//     process whose own goroutines usually take due values in time: the
+//     waiter then stays asleep while they keep up.
+//
+// Times are durations since the queue's epoch (the Clock's reading at New), so
+// the head fits in one atomic word.
 //
 // The queue knows nothing about what it holds; a timing wheel offers buckets.
 package delayqueue
 
 import (
+	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,116 +31,167 @@ import (
 	"github.com/go-timingwheel/timingwheel/pq"
 )
 
+// Never is the expiration of nothing: Next reports it for an empty queue.
+const Never = time.Duration(math.MaxInt64)
+
 type entry[T any] struct {
 	value      T
-	expiration time.Time
+	expiration time.Duration
 }
 
-// DelayQueue holds values until their expiration. Offer, Len and Clear are
-// safe for concurrent use; at most one goroutine may be inside Poll at a time.
+// DelayQueue holds values until their expiration. All methods are safe for
+// concurrent use, except that at most one goroutine may be inside Wait at a
+// time.
 type DelayQueue[T any] struct {
 	clock   Clock
-	alarm   Alarm // used only by the poller
-	armed   bool  // alarm set and not yet seen to fire; poller only
-	wakeup  chan struct{}
+	system  bool      // clock is System: read it with time.Since
+	epoch   time.Time // the clock's reading at New; carries the monotonic reading on System
+	alarm   Alarm
+	kick    chan struct{} // Kick's signal to the waiter; capacity 1
 	wakeups atomic.Uint64
+	next    atomic.Int64 // the head's expiration, or Never; written with mu held
+	grace   atomic.Int64
 
-	mu sync.Mutex // protects the fields below
+	mu sync.Mutex // protects the fields below, and orders every use of alarm
 	pq *pq.Queue[entry[T]]
-	// sleeping is true while the poller waits; sleepUntil is the head's
-	// expiration it waits for, or the zero Time if the queue was empty. An
-	// Offer signals wakeup only if it moves that point earlier, and then
-	// clears sleeping so a sleep is interrupted at most once.
-	sleeping   bool
-	sleepUntil time.Time
+	// armedAt is what the alarm is set to, or Never when it is disarmed or
+	// has rung. Invariant, whenever mu is free: armedAt is the head's
+	// expiration plus the grace in force when it was set, or Never for an
+	// empty queue.
+	armedAt time.Duration
 }
 
-// New returns an empty queue on clock, or on System if clock is nil.
+// New returns an empty queue on clock, or on System if clock is nil. Its
+// epoch, from which every expiration is measured, is the clock's time now.
 func New[T any](clock Clock) *DelayQueue[T] {
 	if clock == nil {
 		clock = System
 	}
-	return &DelayQueue[T]{
-		clock:  clock,
-		alarm:  clock.NewAlarm(),
-		wakeup: make(chan struct{}, 1),
+	q := &DelayQueue[T]{
+		clock:   clock,
+		system:  clock == System,
+		epoch:   clock.Now(),
+		alarm:   clock.NewAlarm(),
+		kick:    make(chan struct{}, 1),
+		armedAt: Never,
 		pq: pq.New(func(a, b entry[T]) bool {
-			return a.expiration.Before(b.expiration)
-		}, nil),
+			return a.expiration < b.expiration
+		}),
 	}
+	q.next.Store(int64(Never))
+	return q
 }
 
-// Offer adds v to come out of Poll once the clock reaches expiration. It never
-// blocks on the poller.
-func (q *DelayQueue[T]) Offer(v T, expiration time.Time) {
+// Epoch returns the clock time from which the queue measures expirations.
+func (q *DelayQueue[T]) Epoch() time.Time { return q.epoch }
+
+// Now returns the clock's time since the epoch. On System it reads only the
+// monotonic clock. A clock that reads before the epoch gives 0. Now panics if
+// the clock reads math.MaxInt64 ns (292 years) or more past the epoch, which
+// the queue cannot represent; no real clock gets there, and FakeClocks refuse
+// to.
+func (q *DelayQueue[T]) Now() time.Duration {
+	var d time.Duration
+	if q.system {
+		d = time.Since(q.epoch)
+	} else {
+		d = q.clock.Now().Sub(q.epoch)
+	}
+	if d == Never {
+		panic(fmt.Sprintf("delayqueue: the clock reads %v, at least 292 years past the queue's epoch %v",
+			q.clock.Now(), q.epoch))
+	}
+	return max(d, 0)
+}
+
+// Offer adds v, to be taken once the clock reaches expiration (a duration
+// since the epoch). It never blocks on the waiter.
+func (q *DelayQueue[T]) Offer(v T, expiration time.Duration) {
 	q.mu.Lock()
 	q.pq.Push(entry[T]{value: v, expiration: expiration})
-	if q.sleeping && (q.sleepUntil.IsZero() || expiration.Before(q.sleepUntil)) {
-		q.sleeping = false
-		select {
-		case q.wakeup <- struct{}{}:
-		default:
-		}
+	if expiration < time.Duration(q.next.Load()) {
+		q.next.Store(int64(expiration))
+		q.rearmLocked()
 	}
 	q.mu.Unlock()
 }
 
-// Poll waits until the head of the queue is due, removes it and returns it.
-// It returns ok false, at once, when exit is closed.
-func (q *DelayQueue[T]) Poll(exit <-chan struct{}) (v T, ok bool) {
-	for {
-		q.mu.Lock()
-		head, nonEmpty := q.pq.Peek()
-		if nonEmpty && !q.clock.Now().Before(head.expiration) {
-			q.pq.Pop()
-			q.mu.Unlock()
-			return head.value, true
-		}
-		if nonEmpty {
-			q.sleepUntil = head.expiration
-			q.alarm.Set(head.expiration)
-			q.armed = true
-		} else {
-			q.sleepUntil = time.Time{}
-			if q.armed {
-				q.alarm.Stop()
-				q.armed = false
-			}
-		}
-		select { // a signal meant for an earlier sleep
-		case <-q.wakeup:
-		default:
-		}
-		q.sleeping = true
-		q.mu.Unlock()
+// Next returns the head's expiration, or Never if the queue is empty, without
+// taking the queue's lock. It may be stale by the time it is used; PollDue
+// decides.
+func (q *DelayQueue[T]) Next() time.Duration { return time.Duration(q.next.Load()) }
 
-		select {
-		case <-q.wakeup:
-		case <-q.alarm.C():
-			q.armed = false
-		case <-exit:
-			q.mu.Lock()
-			q.sleeping = false
-			q.mu.Unlock()
-			return v, false
-		}
-		q.wakeups.Add(1)
-		q.mu.Lock()
-		q.sleeping = false
-		q.mu.Unlock()
-	}
-}
-
-// PollDue removes and returns the head if it is due now; it never waits.
-func (q *DelayQueue[T]) PollDue() (v T, ok bool) {
+// PollDue removes and returns the head if its expiration is at or before now
+// (a duration since the epoch, normally Now()); it never waits.
+func (q *DelayQueue[T]) PollDue(now time.Duration) (v T, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	head, nonEmpty := q.pq.Peek()
-	if !nonEmpty || q.clock.Now().Before(head.expiration) {
+	head, ok := q.pq.Peek()
+	if !ok || head.expiration > now {
 		return v, false
 	}
 	q.pq.Pop()
+	next := Never
+	if h, ok := q.pq.Peek(); ok {
+		next = h.expiration
+	}
+	q.next.Store(int64(next))
+	q.rearmLocked()
 	return head.value, true
+}
+
+// Wait blocks until the head is due (plus the grace, see SetGrace), Kick is
+// called, or exit is closed; it reports false for exit. It takes nothing from
+// the queue: the caller follows it with PollDue. A Wait may return when
+// others have already taken what was due.
+func (q *DelayQueue[T]) Wait(exit <-chan struct{}) bool {
+	q.mu.Lock()
+	q.rearmLocked() // the alarm may have rung for an earlier Wait
+	q.mu.Unlock()
+	select {
+	case <-q.alarm.C():
+		q.mu.Lock()
+		q.armedAt = Never // rung: the next Wait sets it again
+		q.mu.Unlock()
+	case <-q.kick:
+	case <-exit:
+		return false
+	}
+	q.wakeups.Add(1)
+	return true
+}
+
+// Kick makes the waiter's current or next Wait return now. It never blocks.
+func (q *DelayQueue[T]) Kick() {
+	select {
+	case q.kick <- struct{}{}:
+	default:
+	}
+}
+
+// SetGrace makes the alarm ring g after the head's expiration, from its next
+// setting on. A grace of 0 (the default) rings at the expiration.
+func (q *DelayQueue[T]) SetGrace(g time.Duration) { q.grace.Store(int64(max(g, 0))) }
+
+// rearmLocked moves the alarm to the head's expiration plus the grace, or
+// disarms it for an empty queue, touching the alarm only if that changes it.
+func (q *DelayQueue[T]) rearmLocked() {
+	want := Never
+	if h, ok := q.pq.Peek(); ok {
+		want = h.expiration
+		if g := time.Duration(q.grace.Load()); want < Never-g {
+			want += g
+		}
+	}
+	if want == q.armedAt {
+		return
+	}
+	if want == Never {
+		q.alarm.Stop()
+	} else {
+		q.alarm.Set(q.epoch.Add(want))
+	}
+	q.armedAt = want
 }
 
 // Len reports the number of values waiting.
@@ -135,14 +201,16 @@ func (q *DelayQueue[T]) Len() int {
 	return q.pq.Len()
 }
 
-// Clear drops every value and releases the queue's storage.
+// Clear drops every value, disarms the alarm and releases the queue's storage.
 func (q *DelayQueue[T]) Clear() {
 	q.mu.Lock()
 	q.pq.Clear()
+	q.next.Store(int64(Never))
+	q.rearmLocked()
 	q.mu.Unlock()
 }
 
-// Wakeups reports how many times Poll has woken from a sleep: for an alarm, an
-// earlier offer, or a stale alarm value. A queue whose head is not due and
-// that receives no earlier offer does not wake.
+// Wakeups reports how many times Wait has returned for an alarm or a Kick.
+// The alarm rings only when the head is due, so a queue whose values are
+// taken by others in time, or whose head is not due, wakes nobody.
 func (q *DelayQueue[T]) Wakeups() uint64 { return q.wakeups.Load() }

@@ -85,17 +85,16 @@ func (c *manualClock) armedAt(deadline time.Time) bool {
 	return c.alarm.deadline.Equal(deadline)
 }
 
-// pollAsync runs Poll in a goroutine and returns the channel of its results.
+// pollAsync runs a poller, Wait then PollDue, in a goroutine and returns the
+// channel of what it takes.
 func pollAsync[T any](q *DelayQueue[T], exit chan struct{}) <-chan T {
 	out := make(chan T, 16)
 	go func() {
 		defer close(out)
-		for {
-			v, ok := q.Poll(exit)
-			if !ok {
-				return
+		for q.Wait(exit) {
+			for v, ok := q.PollDue(q.Now()); ok; v, ok = q.PollDue(q.Now()) {
+				out <- v
 			}
-			out <- v
 		}
 	}()
 	return out
@@ -104,62 +103,108 @@ func pollAsync[T any](q *DelayQueue[T], exit chan struct{}) <-chan T {
 func TestPollDueOrderAndNeverEarly(t *testing.T) {
 	c := newManualClock()
 	q := New[string](c)
-	t0 := c.Now()
-	q.Offer("c", t0.Add(3*time.Second))
-	q.Offer("a", t0.Add(1*time.Second))
-	q.Offer("b", t0.Add(2*time.Second))
-	q.Offer("b2", t0.Add(2*time.Second))
+	q.Offer("c", 3*time.Second)
+	q.Offer("a", 1*time.Second)
+	q.Offer("b", 2*time.Second)
+	q.Offer("b2", 2*time.Second)
 	require.Equal(t, 4, q.Len())
+	require.Equal(t, time.Second, q.Next())
 
-	_, ok := q.PollDue()
-	require.False(t, ok, "nothing is due at t0")
+	_, ok := q.PollDue(q.Now())
+	require.False(t, ok, "nothing is due at the epoch")
 	c.Advance(time.Second - 1)
-	_, ok = q.PollDue()
+	_, ok = q.PollDue(q.Now())
 	require.False(t, ok, "one nanosecond before the head's expiration is early")
 	c.Advance(1)
-	v, ok := q.PollDue()
+	v, ok := q.PollDue(q.Now())
 	require.True(t, ok)
 	require.Equal(t, "a", v)
+	require.Equal(t, 2*time.Second, q.Next())
 	c.Advance(5 * time.Second)
 	var got []string
-	for v, ok := q.PollDue(); ok; v, ok = q.PollDue() {
+	for v, ok := q.PollDue(q.Now()); ok; v, ok = q.PollDue(q.Now()) {
 		got = append(got, v)
 	}
 	require.ElementsMatch(t, []string{"b", "b2"}, got[:2])
 	require.Equal(t, "c", got[2])
 	require.Zero(t, q.Len())
+	require.Equal(t, Never, q.Next(), "an empty queue's head is Never")
 }
 
-func TestPollSleepsUntilHeadAndWakesOnlyForEarlierOffer(t *testing.T) {
+// TestAlarmFollowsTheHead: whoever changes the head moves the alarm, so the
+// waiter is never woken to re-arm it: not for an earlier offer, and not when
+// another goroutine takes the due head first.
+func TestAlarmFollowsTheHead(t *testing.T) {
 	c := newManualClock()
 	q := New[int](c)
 	exit := make(chan struct{})
 	out := pollAsync(q, exit)
 	t0 := c.Now()
 
-	q.Offer(10, t0.Add(10*time.Second))
-	require.Eventually(t, func() bool { return c.armedAt(t0.Add(10 * time.Second)) }, 5*time.Second, time.Millisecond)
-	woken := q.Wakeups()
+	q.Offer(10, 10*time.Second)
+	require.True(t, c.armedAt(t0.Add(10*time.Second)))
+	q.Offer(20, 20*time.Second)
+	require.True(t, c.armedAt(t0.Add(10*time.Second)), "a later offer moved the alarm")
+	q.Offer(5, 5*time.Second)
+	require.True(t, c.armedAt(t0.Add(5*time.Second)), "an earlier offer did not move the alarm")
 
-	// A later offer must not wake the poller.
-	q.Offer(20, t0.Add(20*time.Second))
-	time.Sleep(20 * time.Millisecond)
-	require.Equal(t, woken, q.Wakeups(), "a later offer woke the poller")
-
-	// An earlier offer must wake it and move the alarm.
-	q.Offer(5, t0.Add(5*time.Second))
-	require.Eventually(t, func() bool { return c.armedAt(t0.Add(5 * time.Second)) }, 5*time.Second, time.Millisecond)
-	require.Equal(t, woken+1, q.Wakeups())
+	// Another goroutine takes the head before the alarm rings: the alarm
+	// moves to the next head and the waiter sleeps on.
+	c.mu.Lock()
+	c.now = c.now.Add(5 * time.Second) // without ringing the alarm
+	c.mu.Unlock()
+	v, ok := q.PollDue(q.Now())
+	require.True(t, ok)
+	require.Equal(t, 5, v)
+	require.True(t, c.armedAt(t0.Add(10*time.Second)), "taking the head did not move the alarm")
+	time.Sleep(10 * time.Millisecond)
+	require.Zero(t, q.Wakeups(), "the waiter woke although nothing it waited for was due")
 
 	c.Advance(5 * time.Second)
-	require.Equal(t, 5, <-out)
-	c.Advance(15 * time.Second)
 	require.Equal(t, 10, <-out)
+	c.Advance(10 * time.Second)
 	require.Equal(t, 20, <-out)
+	require.Eventually(t, func() bool { return q.Wakeups() == 2 }, 5*time.Second, time.Millisecond)
+	require.True(t, c.armedAt(time.Time{}), "the alarm of an empty queue stays armed")
 
 	close(exit)
 	for range out {
 	}
+}
+
+func TestGraceDelaysTheAlarm(t *testing.T) {
+	c := newManualClock()
+	q := New[int](c)
+	t0 := c.Now()
+	q.SetGrace(time.Second)
+	q.Offer(1, 10*time.Second)
+	require.True(t, c.armedAt(t0.Add(11*time.Second)))
+	c.Advance(10 * time.Second)
+	v, ok := q.PollDue(q.Now())
+	require.True(t, ok, "the grace delays the alarm, never PollDue")
+	require.Equal(t, 1, v)
+	q.SetGrace(0)
+	q.Offer(2, 12*time.Second)
+	require.True(t, c.armedAt(t0.Add(12*time.Second)))
+	q.Offer(3, time.Duration(Never)-1)
+	require.True(t, c.armedAt(t0.Add(12*time.Second)))
+	q.SetGrace(time.Hour)
+	c.Advance(2 * time.Second)
+	_, ok = q.PollDue(q.Now())
+	require.True(t, ok)
+	require.True(t, c.armedAt(t0.Add(Never-1)), "a grace that would overflow is not added")
+}
+
+func TestWaitReturnsForKickAndExit(t *testing.T) {
+	q := New[int](newManualClock())
+	q.Kick()
+	q.Kick() // never blocks
+	exit := make(chan struct{})
+	require.True(t, q.Wait(exit), "a Kick before Wait")
+	require.Equal(t, uint64(1), q.Wakeups())
+	close(exit)
+	require.False(t, q.Wait(exit))
+	require.Equal(t, uint64(1), q.Wakeups(), "an exit is not a wake-up")
 }
 
 func TestPollEmptyQueueWaitsForOffer(t *testing.T) {
@@ -168,7 +213,7 @@ func TestPollEmptyQueueWaitsForOffer(t *testing.T) {
 	exit := make(chan struct{})
 	out := pollAsync(q, exit)
 	time.Sleep(10 * time.Millisecond)
-	q.Offer(1, c.Now()) // due at once
+	q.Offer(1, q.Now()) // due at once
 	select {
 	case v := <-out:
 		require.Equal(t, 1, v)
@@ -181,19 +226,18 @@ func TestPollEmptyQueueWaitsForOffer(t *testing.T) {
 }
 
 func TestSystemClockNeverEarly(t *testing.T) {
-	q := New[time.Time](nil)
+	q := New[time.Duration](nil)
 	exit := make(chan struct{})
 	out := pollAsync(q, exit)
-	start := time.Now()
 	for _, d := range []time.Duration{30, 1, 15, 5, 0, 20} {
-		q.Offer(start.Add(d*time.Millisecond), start.Add(d*time.Millisecond))
+		at := q.Now() + d*time.Millisecond
+		q.Offer(at, at)
 	}
-	var prev time.Time
+	var prev time.Duration
 	for i := 0; i < 6; i++ {
 		due := <-out
-		now := time.Now()
-		require.False(t, now.Before(due), "polled %v before its expiration", due.Sub(start))
-		require.False(t, due.Before(prev), "out of order")
+		require.GreaterOrEqual(t, q.Now(), due, "polled %v before its expiration", due)
+		require.GreaterOrEqual(t, due, prev, "out of order")
 		prev = due
 	}
 	close(exit)
@@ -201,11 +245,28 @@ func TestSystemClockNeverEarly(t *testing.T) {
 	}
 }
 
+func TestNowRange(t *testing.T) {
+	c := newManualClock()
+	q := New[int](c)
+	c.mu.Lock()
+	c.now = c.now.Add(-time.Hour)
+	c.mu.Unlock()
+	require.Zero(t, q.Now(), "a clock behind the epoch reads as the epoch")
+	c.mu.Lock()
+	c.now = c.now.Add(time.Hour).Add(Never)
+	c.mu.Unlock()
+	require.PanicsWithValue(t, "delayqueue: the clock reads "+c.Now().String()+
+		", at least 292 years past the queue's epoch "+q.Epoch().String(), func() { q.Now() })
+}
+
 func TestClear(t *testing.T) {
-	q := New[int](nil)
-	q.Offer(1, time.Now())
+	c := newManualClock()
+	q := New[int](c)
+	q.Offer(1, 0)
 	q.Clear()
 	require.Zero(t, q.Len())
-	_, ok := q.PollDue()
+	require.Equal(t, Never, q.Next())
+	require.True(t, c.armedAt(time.Time{}), "Clear leaves the alarm armed")
+	_, ok := q.PollDue(q.Now())
 	require.False(t, ok)
 }

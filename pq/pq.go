@@ -1,26 +1,22 @@
-// Package pq is a generic indexed priority queue: a binary min-heap whose
-// elements are told their position, so that an element can later be removed
-// or re-prioritised in O(log n) without a search.
+// Package pq is a generic priority queue: a binary min-heap, as small as its
+// one user (package delayqueue) needs: push, peek, pop.
 //
 // The queue is not safe for concurrent use; callers hold their own lock.
 package pq
 
 // Queue is a min-heap ordered by less. The zero value is not usable; call New.
 type Queue[T any] struct {
-	items    []T
-	less     func(a, b T) bool
-	setIndex func(x T, i int)
+	items []T
+	less  func(a, b T) bool
 }
 
 // New returns an empty queue ordered by less (the head is the element for
-// which less is true against every other). If setIndex is not nil it is
-// called whenever an element takes a new position i, and with -1 when the
-// element leaves the queue, so the element can remember where it is.
-func New[T any](less func(a, b T) bool, setIndex func(x T, i int)) *Queue[T] {
+// which less is true against every other).
+func New[T any](less func(a, b T) bool) *Queue[T] {
 	if less == nil {
 		panic("pq: New called with nil less")
 	}
-	return &Queue[T]{less: less, setIndex: setIndex}
+	return &Queue[T]{less: less}
 }
 
 // Len reports the number of elements.
@@ -37,59 +33,26 @@ func (q *Queue[T]) Peek() (x T, ok bool) {
 // Push adds x.
 func (q *Queue[T]) Push(x T) {
 	q.items = append(q.items, x)
-	i := len(q.items) - 1
-	q.moved(i)
-	q.up(i)
+	q.up(len(q.items) - 1)
 }
 
 // Pop removes and returns the head; ok is false if q is empty.
 func (q *Queue[T]) Pop() (x T, ok bool) {
-	if len(q.items) == 0 {
+	n := len(q.items) - 1
+	if n < 0 {
 		return x, false
 	}
-	return q.Remove(0), true
-}
-
-// Remove removes and returns the element at position i, as last reported to
-// setIndex. It panics if i is out of range.
-func (q *Queue[T]) Remove(i int) T {
-	n := len(q.items) - 1
-	x := q.items[i]
-	if i != n {
-		q.swap(i, n)
-	}
+	x = q.items[0]
+	q.items[0] = q.items[n]
 	var zero T
 	q.items[n] = zero // let the garbage collector have it
 	q.items = q.items[:n]
-	if i != n {
-		if !q.down(i) {
-			q.up(i)
-		}
-	}
-	if q.setIndex != nil {
-		q.setIndex(x, -1)
-	}
-	return x
+	q.down(0)
+	return x, true
 }
 
-// Fix restores the heap order after the priority of the element at position
-// i changed.
-func (q *Queue[T]) Fix(i int) {
-	if !q.down(i) {
-		q.up(i)
-	}
-}
-
-// Clear removes every element, telling each it left, and releases the
-// backing array.
-func (q *Queue[T]) Clear() {
-	if q.setIndex != nil {
-		for _, x := range q.items {
-			q.setIndex(x, -1)
-		}
-	}
-	q.items = nil
-}
+// Clear removes every element and releases the backing array.
+func (q *Queue[T]) Clear() { q.items = nil }
 
 func (q *Queue[T]) up(i int) {
 	for i > 0 {
@@ -97,39 +60,25 @@ func (q *Queue[T]) up(i int) {
 		if !q.less(q.items[i], q.items[parent]) {
 			return
 		}
-		q.swap(i, parent)
+		q.items[i], q.items[parent] = q.items[parent], q.items[i]
 		i = parent
 	}
 }
 
-// down sifts the element at i towards the leaves and reports whether it moved.
-func (q *Queue[T]) down(i int) bool {
-	start, n := i, len(q.items)
+func (q *Queue[T]) down(i int) {
+	n := len(q.items)
 	for {
 		child := 2*i + 1
 		if child >= n {
-			break
+			return
 		}
 		if right := child + 1; right < n && q.less(q.items[right], q.items[child]) {
 			child = right
 		}
 		if !q.less(q.items[child], q.items[i]) {
-			break
+			return
 		}
-		q.swap(i, child)
+		q.items[i], q.items[child] = q.items[child], q.items[i]
 		i = child
-	}
-	return i > start
-}
-
-func (q *Queue[T]) swap(i, j int) {
-	q.items[i], q.items[j] = q.items[j], q.items[i]
-	q.moved(i)
-	q.moved(j)
-}
-
-func (q *Queue[T]) moved(i int) {
-	if q.setIndex != nil {
-		q.setIndex(q.items[i], i)
 	}
 }

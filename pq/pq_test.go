@@ -11,18 +11,10 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-type elem struct {
-	prio  int
-	index int
-}
-
-func newElemQueue() *Queue[*elem] {
-	return New(func(a, b *elem) bool { return a.prio < b.prio },
-		func(e *elem, i int) { e.index = i })
-}
+func newIntQueue() *Queue[int] { return New(func(a, b int) bool { return a < b }) }
 
 func TestPopOrder(t *testing.T) {
-	q := newElemQueue()
+	q := newIntQueue()
 	_, ok := q.Pop()
 	require.False(t, ok, "Pop of an empty queue")
 	_, ok = q.Peek()
@@ -30,91 +22,70 @@ func TestPopOrder(t *testing.T) {
 
 	want := []int{5, 3, 9, 1, 1, 7, 0, 3}
 	for _, p := range want {
-		q.Push(&elem{prio: p})
+		q.Push(p)
 	}
 	require.Equal(t, len(want), q.Len())
 	slices.Sort(want)
 	var got []int
 	for q.Len() > 0 {
 		head, _ := q.Peek()
-		e, ok := q.Pop()
+		x, ok := q.Pop()
 		require.True(t, ok)
-		require.Same(t, head, e, "Peek and Pop disagree")
-		require.Equal(t, -1, e.index, "a popped element is told it left")
-		got = append(got, e.prio)
+		require.Equal(t, head, x, "Peek and Pop disagree")
+		got = append(got, x)
 	}
 	require.Equal(t, want, got)
 }
 
 // TestRandomAgainstSortedSlice holds the heap against a sorted slice under a
-// random mix of Push, Pop, Remove and Fix, checking every reported index.
+// random mix of Push and Pop, checking the heap order after every operation.
 func TestRandomAgainstSortedSlice(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	q := newElemQueue()
-	var live []*elem
+	q := newIntQueue()
+	var live []int
 	for step := 0; step < 20000; step++ {
-		switch op := r.IntN(4); {
-		case op == 0 || len(live) == 0:
-			e := &elem{prio: r.IntN(100)}
-			q.Push(e)
-			live = append(live, e)
-		case op == 1:
-			e, ok := q.Pop()
+		if r.IntN(2) == 0 || len(live) == 0 {
+			x := r.IntN(100)
+			q.Push(x)
+			live = append(live, x)
+		} else {
+			x, ok := q.Pop()
 			require.True(t, ok)
-			min := slices.MinFunc(live, func(a, b *elem) int { return a.prio - b.prio })
-			require.Equal(t, min.prio, e.prio)
-			live = slices.DeleteFunc(live, func(x *elem) bool { return x == e })
-		case op == 2:
-			e := live[r.IntN(len(live))]
-			got := q.Remove(e.index)
-			require.Same(t, e, got)
-			require.Equal(t, -1, e.index)
-			live = slices.DeleteFunc(live, func(x *elem) bool { return x == e })
-		default:
-			e := live[r.IntN(len(live))]
-			e.prio = r.IntN(100)
-			q.Fix(e.index)
+			slices.Sort(live)
+			require.Equal(t, live[0], x)
+			live = live[1:]
 		}
 		require.Equal(t, len(live), q.Len())
-		for i, e := range q.items {
-			require.Equal(t, i, e.index, "element at %d was told %d", i, e.index)
-			if i > 0 {
-				require.False(t, q.less(e, q.items[(i-1)/2]), "heap order broken at %d", i)
-			}
+		for i := 1; i < len(q.items); i++ {
+			require.False(t, q.less(q.items[i], q.items[(i-1)/2]), "heap order broken at %d", i)
 		}
 	}
+}
+
+func TestPopReleasesTheElement(t *testing.T) {
+	q := New(func(a, b *int) bool { return *a < *b })
+	one, two := 1, 2
+	q.Push(&two)
+	q.Push(&one)
+	q.Pop()
+	require.Nil(t, q.items[:2][1], "a popped slot keeps a pointer alive")
 }
 
 func TestClear(t *testing.T) {
-	q := newElemQueue()
-	es := []*elem{{prio: 2}, {prio: 1}}
-	for _, e := range es {
-		q.Push(e)
-	}
+	q := newIntQueue()
+	q.Push(2)
+	q.Push(1)
 	q.Clear()
 	require.Zero(t, q.Len())
-	for _, e := range es {
-		require.Equal(t, -1, e.index)
-	}
-}
-
-func TestNilSetIndex(t *testing.T) {
-	q := New(func(a, b int) bool { return a < b }, nil)
-	for _, x := range []int{3, 1, 2} {
-		q.Push(x)
-	}
-	q.Remove(1)
-	x, ok := q.Pop()
-	require.True(t, ok)
-	require.Equal(t, 1, x)
+	require.Nil(t, q.items, "Clear keeps the backing array")
 }
 
 func TestNewNilLessPanics(t *testing.T) {
-	require.PanicsWithValue(t, "pq: New called with nil less", func() { New[int](nil, nil) })
+	require.PanicsWithValue(t, "pq: New called with nil less", func() { New[int](nil) })
 }
 
 func BenchmarkPushPop(b *testing.B) {
-	q := New(func(a, b int64) bool { return a < b }, nil)
+	q := New(func(a, b int64) bool { return a < b })
 	for i := 0; i < 1024; i++ {
 		q.Push(int64(i * 7919 % 1024))
 	}

@@ -1,0 +1,120 @@
+package timingwheel
+
+import (
+	"sync"
+	"time"
+)
+
+// Advancing the wheel: taking due buckets from the delay queue and flushing
+// them (cascading their timers down, firing the due ones). One goroutine at a
+// time does it, holding the advancer's mu: either a caller of AfterFunc,
+// NewTimer or Reset that finds a bucket due, as the runtime's checkTimers
+// runs due timers from the scheduler loop it is already in, or the poller,
+// the fallback for a wheel nobody calls. So a busy process advances the wheel
+// without any goroutine being woken for it.
+
+// chunk is how many timers the advancer moves per hold of a shard's lock, so
+// that adds wait for at most one chunk, never for a whole large bucket. 256
+// moves take about 10 µs; smaller chunks cost the poller more lock handovers
+// in an expiry burst of a million timers without helping adds measurably.
+const chunk = 256
+
+// callerBudget bounds the work a caller does for the wheel per call: at most
+// this many timers moved (and callbacks handed over, each a goroutine start
+// in the default mode, about 0.3 µs). A caller that leaves work behind kicks
+// the poller to finish it. 64 keeps the worst added latency of an AfterFunc
+// near 20 µs, while a server's usual due work per tick (a few timers per
+// shard) is done in one call.
+const callerBudget = 64
+
+// maxGrace bounds how long the poller's alarm rings after a due bucket while
+// callers have been advancing the wheel (see graceFor).
+const maxGrace = time.Millisecond
+
+type advancer struct {
+	mu       sync.Mutex
+	flushing *bucket  // taken from the queue, not yet fully flushed
+	ready    []func() // callbacks of the chunk just flushed, reused
+	grace    time.Duration
+}
+
+// graceFor returns how late, after a bucket is due, the poller's alarm rings
+// while callers are advancing the wheel: one tick, at most maxGrace. A caller
+// arriving in that time flushes the bucket and moves the alarm on, so a
+// process that calls the wheel more often than once a tick wakes the poller
+// almost never. The cost is lateness: a bucket that falls due just as callers
+// stop is flushed up to one grace later than on an idle wheel, whose poller
+// rings on time.
+func graceFor(tick time.Duration) time.Duration { return min(tick, maxGrace) }
+
+// help is called by AfterFunc, NewTimer and Reset after their own work, with
+// the wheel time they read: if a bucket is due and no one is advancing the
+// wheel, it advances it by at most callerBudget timers. With
+// WithInlineCallbacks callbacks run on the poller only, so callers never
+// advance the wheel.
+func (tw *TimingWheel) help(now time.Duration) {
+	if now < tw.queue.Next() || tw.exec.mode == execInline || !tw.adv.mu.TryLock() {
+		return
+	}
+	tw.queue.SetGrace(tw.adv.grace)
+	more := tw.advanceLocked(now, callerBudget)
+	tw.adv.mu.Unlock()
+	if more {
+		tw.queue.Kick()
+	}
+}
+
+// advanceLocked flushes the buckets due at now, moving at most budget
+// timers, and reports whether due work remains. Callers hold adv.mu.
+func (tw *TimingWheel) advanceLocked(now time.Duration, budget int) (more bool) {
+	a := &tw.adv
+	for budget > 0 {
+		if tw.stopped.Load() {
+			a.flushing = nil
+			return false
+		}
+		b := a.flushing
+		if b == nil {
+			var ok bool
+			if b, ok = tw.queue.PollDue(now); !ok {
+				return false
+			}
+			a.flushing = b
+		}
+		n, done := b.shard.flush(b, min(budget, chunk), &a.ready)
+		if done {
+			a.flushing = nil
+		}
+		budget -= n + 1 // an empty bucket costs a little too
+		tw.exec.runAll(a.ready)
+		clear(a.ready)
+		a.ready = a.ready[:0]
+	}
+	return a.flushing != nil || tw.queue.Next() <= now
+}
+
+// poll is the wheel's only goroutine: it sleeps until a bucket is due (or a
+// caller kicks it) and advances the wheel, until Stop. Finding a bucket due
+// when it wakes means callers are not advancing the wheel, so it turns the
+// grace off until they do again.
+func (tw *TimingWheel) poll() {
+	defer close(tw.done)
+	if tw.exec.mode == execInline {
+		tw.pollerID.Store(goroutineID())
+	}
+	for tw.queue.Wait(tw.exit) {
+		tw.adv.mu.Lock()
+		now := tw.queue.Now()
+		if tw.queue.Next() <= now {
+			tw.queue.SetGrace(0)
+		}
+		for tw.advanceLocked(now, chunk) {
+			// Let a caller in between chunks; it finds the work taken or
+			// takes a share.
+			tw.adv.mu.Unlock()
+			tw.adv.mu.Lock()
+			now = tw.queue.Now()
+		}
+		tw.adv.mu.Unlock()
+	}
+}

@@ -1,0 +1,50 @@
+package timingwheel
+
+import "time"
+
+// Hooks into the wheel for tests that drive it themselves.
+
+// newManual is New without the poller: nothing expires until the test calls
+// step (or, without WithInlineCallbacks, until a caller finds a bucket due).
+func newManual(tick time.Duration, wheelSize int, opts ...Option) (*TimingWheel, error) {
+	tw, err := build(tick, wheelSize, opts)
+	if err != nil {
+		return nil, err
+	}
+	close(tw.done) // Stop waits for no poller
+	return tw, nil
+}
+
+// step advances the wheel through everything due now, as the poller would.
+func (tw *TimingWheel) step() {
+	tw.adv.mu.Lock()
+	defer tw.adv.mu.Unlock()
+	for tw.advanceLocked(tw.queue.Now(), chunk) {
+	}
+}
+
+// currentTick returns the current tick of t's shard.
+func (t *Timer) currentTick() int64 {
+	s := t.entry().owner.shard
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.currentTick
+}
+
+// maxCurrentTick returns the latest current tick of any shard.
+func (tw *TimingWheel) maxCurrentTick() int64 {
+	tw.lockAll()
+	defer tw.unlockAll()
+	var m int64
+	for i := range tw.shards {
+		m = max(m, tw.shards[i].currentTick)
+	}
+	return m
+}
+
+// oneShard makes every later timer of tw land in its first shard, for tests
+// about what happens inside one shard's buckets.
+func oneShard(tw *TimingWheel) *TimingWheel {
+	tw.shardMask = 0
+	return tw
+}

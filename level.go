@@ -1,0 +1,84 @@
+package timingwheel
+
+// pageBits sets the page: 64 bucket pointers (512 B). A level's storage is a
+// table of wheelSize/64 page pointers, made when the level gets its first
+// bucket, and pages made as buckets need them; each is released when it
+// empties. So a wheel holds memory for the buckets it uses, not for its
+// size: one AfterFunc(100 years) on New(time.Nanosecond, MaxWheelSize) costs
+// one table of 16384 pointers (128 KiB) on the level it needs, one page and
+// one bucket, all released when it fires or stops, where one full level of
+// 2^20 buckets would be 40 MiB.
+const (
+	pageBits = 6
+	pageSize = 1 << pageBits
+)
+
+// A level of a shard: level L has wheelSize slots of wheelSize^L ticks each.
+type level struct {
+	pages []*page // nil until the level holds a bucket
+	live  int     // buckets allocated in this level
+}
+
+type page struct {
+	buckets [pageSize]*bucket
+	live    int // buckets allocated in this page
+}
+
+// freeBuckets is how many released buckets a shard keeps, with their slices
+// (at most releaseCap pointers each), for the next rotation: enough for the
+// level-0 buckets a steady load cycles through in a few ticks, so that a
+// bucket and its slice are not reallocated every tick, and at most 34 KiB a
+// shard.
+const freeBuckets = 16
+
+// bucketAt returns the bucket at index of level l, creating the level, its
+// page and the bucket as needed. Callers hold s.mu.
+func (s *shard) bucketAt(l int, index int64) *bucket {
+	for len(s.levels) <= l {
+		s.levels = append(s.levels, level{})
+	}
+	lv := &s.levels[l]
+	if lv.pages == nil {
+		lv.pages = make([]*page, max(1, s.wheel.size>>pageBits))
+	}
+	p := lv.pages[index>>pageBits]
+	if p == nil {
+		p = new(page)
+		lv.pages[index>>pageBits] = p
+	}
+	b := p.buckets[index&(pageSize-1)]
+	if b == nil {
+		if n := len(s.free); n > 0 {
+			b, s.free[n-1] = s.free[n-1], nil
+			s.free = s.free[:n-1]
+		} else {
+			b = &bucket{shard: s}
+		}
+		b.level, b.index, b.expiration = l, index, noExpiration
+		p.buckets[index&(pageSize-1)] = b
+		p.live++
+		lv.live++
+	}
+	return b
+}
+
+// release takes b, empty and out of the delay queue, out of its level,
+// releasing the page and the level if they empty, and the levels above the
+// last one that holds a bucket. Callers hold s.mu.
+func (s *shard) release(b *bucket) {
+	lv := &s.levels[b.level]
+	p := lv.pages[b.index>>pageBits]
+	p.buckets[b.index&(pageSize-1)] = nil
+	if p.live--; p.live == 0 {
+		lv.pages[b.index>>pageBits] = nil
+	}
+	if lv.live--; lv.live == 0 {
+		lv.pages = nil
+	}
+	for n := len(s.levels); n > 0 && s.levels[n-1].live == 0; n-- {
+		s.levels = s.levels[:n-1]
+	}
+	if len(s.free) < freeBuckets {
+		s.free = append(s.free, b)
+	}
+}

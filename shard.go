@@ -1,0 +1,223 @@
+package timingwheel
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// A shard is one of a wheel's independent sets of levels: every timer lives
+// in one shard, picked at random when the timer is made and kept for its
+// life, so goroutines arming, stopping and resetting timers meet on one lock
+// only when they pick the same shard at the same moment. The shards share the
+// wheel's delay queue, which orders all their buckets, and its advancer.
+type shard struct {
+	wheel *TimingWheel
+	owner owner // the owner of the shard's one-shot timers
+
+	// mu protects every field below, every bucket of the shard and every
+	// timer in it: a timer's bucket, slot, due tick and state. Adds, Stop,
+	// Reset and the advancer's flush of the shard's buckets all hold it, so
+	// an add never interleaves with an advance of the shard (Kafka's rule).
+	// Lock order: the advancer's mu, then a shard's mu, then the delay
+	// queue's lock; lockAll takes the shards' in index order.
+	mu sync.Mutex
+	// currentTick is the shard's time: the expiration of the last bucket
+	// flushed, or the clock's tick when the shard last had no bucket at all;
+	// never ahead of the clock. Level L's current slot is currentTick >>
+	// (L*bits).
+	currentTick int64
+	levels      []level // levels[L] exists once a timer needed it; trailing empty levels are released
+	free        []*bucket
+	stopped     bool // set by the wheel's Stop
+	counters    counters
+
+	// Keeps the hot fields of neighbouring shards off each other's cache
+	// lines.
+	_ [64]byte
+}
+
+// numShards returns how many shards a wheel gets: four per P, as a power of
+// two, so that two of GOMAXPROCS running goroutines pick one shard at once
+// with probability about 1/(4*GOMAXPROCS).
+func numShards() int {
+	n := 1
+	for n < 4*runtime.GOMAXPROCS(0) && n < maxShards {
+		n <<= 1
+	}
+	return n
+}
+
+// maxShards bounds the fixed cost of a wheel (a shard is 256 bytes before it
+// holds a timer).
+const maxShards = 1024
+
+// pick returns a shard for a new timer: a random one, which costs a few
+// nanoseconds (math/rand/v2's generator is per thread) and spreads the
+// goroutines of one P as well as those of many.
+func (tw *TimingWheel) pick() *shard {
+	return &tw.shards[rand.Uint32()&tw.shardMask]
+}
+
+// startLocked arms t, which is in no bucket, to be due at the tick due, at
+// wheel time now, and returns a callback to run if it fires at once.
+func (s *shard) startLocked(t *Timer, due int64, now time.Duration) func() {
+	t.due, t.state = due, statePending
+	if s.stopped {
+		return nil // dropped: pending forever, never fires
+	}
+	s.noteArmed()
+	if len(s.levels) == 0 {
+		// No bucket anywhere in the shard, so none can be overtaken: catch
+		// the shard's time up with the clock, so that the timer lands on the
+		// level its duration calls for rather than cascading through past
+		// slots.
+		s.currentTick = max(s.currentTick, s.wheel.tickOf(now))
+	}
+	if s.insertLocked(t) {
+		return nil
+	}
+	if s.wheel.exec.mode == execInline || t.kind() == kindSchedule {
+		// Never run a callback on the caller's goroutine: leave it to the
+		// advancer at the next tick, which is already due.
+		t.due = s.currentTick + 1
+		s.insertLocked(t)
+		return nil
+	}
+	return s.expireLocked(t)
+}
+
+// insertLocked puts t into the bucket of the finest level whose range holds
+// its due tick, creating levels as needed, and reports false, without
+// inserting, if t is already due.
+//
+// Level L covers the wheelSize slots of wheelSize^L ticks starting at the
+// level's current slot. A timer lands on level L when its due tick is fewer
+// than wheelSize slots of that level ahead of the current slot; then its slot
+// is at least one ahead (it did not fit level L-1), so the bucket's
+// expiration, the start of the slot, is after currentTick. On level 0 a slot
+// is one tick and the bucket's expiration is the due tick itself; on higher
+// levels the bucket only cascades its timers down when its slot begins, so the
+// timers reach level 0, and fire, no earlier than their due ticks.
+func (s *shard) insertLocked(t *Timer) bool {
+	due, now := t.due, s.currentTick
+	if due <= now {
+		return false
+	}
+	if due == never {
+		return true // pending, in no bucket
+	}
+	w := s.wheel
+	for l := 0; ; l++ {
+		shift := uint(l) * w.bits
+		slot := due >> shift
+		if slot-(now>>shift) >= w.size {
+			continue // too far ahead for this level: overflow to the next
+		}
+		b := s.bucketAt(l, slot&(w.size-1))
+		b.push(t)
+		// Offer the bucket only when its expiration changed, as Kafka does:
+		// it then is not in the queue, because a queued bucket's slot is
+		// never behind the current one, and the slots a new timer can land
+		// in (current+1 to current+wheelSize-1) never share its index.
+		if expiration := slot << shift; b.expiration != expiration {
+			b.expiration = expiration
+			w.queue.Offer(b, w.startOf(expiration))
+		}
+		return true
+	}
+}
+
+// expireLocked fires t, which is due and in no bucket, and returns the
+// callback to hand to the executor once mu is released (nil for a channel
+// timer, whose value is sent here so that Stop and Reset, which hold mu, can
+// discard it).
+func (s *shard) expireLocked(t *Timer) func() {
+	switch t.kind() {
+	case kindChan:
+		t.state = stateFired
+		if c := t.owner.ch.get(); c != nil {
+			s.noteFired(true)
+			select {
+			case c <- s.wheel.clock.Now():
+			default: // cannot happen: the buffer is drained before every re-arming
+			}
+		} else {
+			s.noteCollected() // nobody can receive it
+		}
+		return nil
+	case kindSchedule:
+		return s.rearmLocked(t)
+	default:
+		t.state = stateFired
+		s.noteFired(true)
+		return t.f
+	}
+}
+
+// flush moves at most limit timers out of b, which the advancer took from the
+// delay queue, each to a finer level or to fire, appending callbacks to
+// ready. It reports how many it moved and whether b is done. The first call
+// for b advances the shard's time to b's expiration.
+//
+// Between calls no add can land in b: new timers go to slots after the
+// current one, which is b's (see insertLocked).
+func (s *shard) flush(b *bucket, limit int, ready *[]func()) (n int, done bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return 0, true
+	}
+	if b.expiration != noExpiration {
+		s.currentTick = max(s.currentTick, b.expiration)
+		b.expiration = noExpiration
+	}
+	for ; n < limit && !b.empty(); n++ {
+		t := b.take()
+		if !s.insertLocked(t) {
+			if run := s.expireLocked(t); run != nil {
+				*ready = append(*ready, run)
+			}
+		}
+	}
+	if !b.empty() {
+		return n, false
+	}
+	s.release(b)
+	return n, true
+}
+
+// stop drops every pending timer of the shard and releases its storage.
+func (s *shard) stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopped = true
+	s.noteDropped()
+	for _, lv := range s.levels {
+		for _, p := range lv.pages {
+			if p == nil {
+				continue
+			}
+			for _, b := range p.buckets {
+				if b != nil {
+					b.detachAll()
+				}
+			}
+		}
+	}
+	s.levels, s.free = nil, nil
+}
+
+// lockAll locks every shard, in index order.
+func (tw *TimingWheel) lockAll() {
+	for i := range tw.shards {
+		tw.shards[i].mu.Lock()
+	}
+}
+
+func (tw *TimingWheel) unlockAll() {
+	for i := range tw.shards {
+		tw.shards[i].mu.Unlock()
+	}
+}
