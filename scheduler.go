@@ -16,6 +16,7 @@ type Scheduler interface {
 	// the wheel or its timers.
 	Next(prev time.Time) time.Time
 }
+
 // Every returns a Scheduler of runs every d, the first d after the schedule
 // starts. It panics if d <= 0, as time.NewTicker does.
 func Every(d time.Duration) Scheduler {

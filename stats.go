@@ -23,7 +23,7 @@ type Stats struct {
 // methods below, each with the shard's mu held, and not at all once the
 // shard has stopped (pending is then zero, and later arms are not counted).
 type counters struct {
-	pending                             int
+	pending                            int
 	fired, stopped, dropped, collected uint64
 }
 
