@@ -1,6 +1,8 @@
 package timingwheel
 
 import (
+	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -25,13 +27,14 @@ type Alarm = delayqueue.Alarm
 // concurrent use.
 type FakeClock struct {
 	mu     sync.Mutex
+	start  time.Time
 	now    time.Time
 	alarms map[*fakeAlarm]struct{} // armed alarms
 }
 
 // NewFakeClock returns a FakeClock that reads start until advanced.
 func NewFakeClock(start time.Time) *FakeClock {
-	return &FakeClock{now: start, alarms: make(map[*fakeAlarm]struct{})}
+	return &FakeClock{start: start, now: start, alarms: make(map[*fakeAlarm]struct{})}
 }
 
 // Now returns the clock's current time.
@@ -43,11 +46,19 @@ func (c *FakeClock) Now() time.Time {
 
 // Advance moves the clock forward by d (d < 0 is ignored: the clock is
 // monotonic) and fires every alarm whose deadline it reaches.
+//
+// A wheel measures time in int64 nanoseconds since it was made, so Advance
+// panics rather than take the clock math.MaxInt64 ns (292 years) or more past
+// its start: no wheel on it could tell the time any more.
 func (c *FakeClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if d > 0 {
-		c.now = c.now.Add(d)
+		next := c.now.Add(d)
+		if next.Sub(c.start) == math.MaxInt64 {
+			panic(fmt.Sprintf("timingwheel: FakeClock.Advance(%v) would take the clock 292 years or more past its start, beyond any wheel's range", d))
+		}
+		c.now = next
 	}
 	for a := range c.alarms {
 		if !c.now.Before(a.deadline) {

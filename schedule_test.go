@@ -1,6 +1,7 @@
 package timingwheel
 
 import (
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -231,4 +232,47 @@ func TestScheduleStopCancelsARunNotYetBegun(t *testing.T) {
 	close(release)
 	tw.Stop() // waits for the queue to drain
 	require.Zero(t, runs.Load(), "a run queued before Stop returned true ran")
+}
+
+// sharedScheduler counts its calls without a lock of its own: the wheel
+// promises that every Next call of its schedules is serialised.
+type sharedScheduler struct {
+	calls int
+	every time.Duration
+}
+
+func (s *sharedScheduler) Next(prev time.Time) time.Time {
+	s.calls++
+	return prev.Add(s.every)
+}
+
+// TestSchedulerNextIsSerialised: one Scheduler shared by many schedules,
+// started from many goroutines while earlier ones run, is never called
+// concurrently (-race reports it if it is), the first Next included.
+func TestSchedulerNextIsSerialised(t *testing.T) {
+	tw, err := New(time.Millisecond, 8)
+	require.NoError(t, err)
+	defer tw.Stop()
+	shared := &sharedScheduler{every: time.Millisecond}
+	var wg sync.WaitGroup
+	var timers [8][]*Timer
+	for g := range timers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				timers[g] = append(timers[g], tw.ScheduleFunc(shared, func() {}))
+				time.Sleep(100 * time.Microsecond)
+			}
+		}()
+	}
+	wg.Wait()
+	time.Sleep(5 * time.Millisecond)
+	for _, ts := range timers {
+		for _, timer := range ts {
+			require.True(t, timer.Stop())
+		}
+	}
+	tw.Stop()
+	require.Greater(t, shared.calls, 400, "the schedules did not run")
 }

@@ -30,15 +30,19 @@ type armings struct {
 }
 
 // For every arming of an AfterFunc timer exactly one of "its callback ran"
-// and "a Stop or Reset returned true" holds.
+// and "a Stop or Reset returned true" holds, with the callers advancing the
+// wheel themselves (2 or 64 goroutines per P, spread over every shard) or,
+// with inline callbacks, the poller alone.
 func TestStressAfterFuncExactlyOncePerArming(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		opts []Option
+		perP int
 	}{
-		{"goroutines", nil},
-		{"pool", []Option{WithWorkerPool(4)}},
-		{"inline", []Option{WithInlineCallbacks()}},
+		{"goroutines", nil, 2},
+		{"goroutines, 64 per P", nil, 64},
+		{"pool", []Option{WithWorkerPool(4)}, 2},
+		{"inline", []Option{WithInlineCallbacks()}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tw, err := New(time.Millisecond, 4, tc.opts...)
@@ -49,7 +53,7 @@ func TestStressAfterFuncExactlyOncePerArming(t *testing.T) {
 			var mu sync.Mutex
 			deadline := time.Now().Add(stressFor / 3)
 			var wg sync.WaitGroup
-			for g := range 2 * runtime.GOMAXPROCS(0) {
+			for g := range tc.perP * runtime.GOMAXPROCS(0) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()

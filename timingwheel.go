@@ -91,6 +91,7 @@ func build(tick time.Duration, wheelSize int, opts []Option) (*TimingWheel, erro
 	}
 	tw.epoch = tw.queue.Epoch()
 	tw.adv.grace = graceFor(tick)
+	tw.queue.SetGrace(tw.adv.grace) // until the poller finds callers do not keep up
 	for i := range tw.shards {
 		s := &tw.shards[i]
 		s.wheel = tw

@@ -1,0 +1,84 @@
+package timingwheel
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestCallersAdvanceTheWheel: while callers keep calling, they flush due
+// buckets themselves and the poller never wakes; when they stop, the poller
+// fires what is due within one grace (one tick, at most 1 ms), and then on
+// time until callers help again. The FakeClock makes the order exact: the
+// poller's alarm rings only when Advance reaches it.
+func TestCallersAdvanceTheWheel(t *testing.T) {
+	const tick = time.Millisecond
+	clock := NewFakeClock(testEpoch)
+	tw, err := New(tick, 8, WithClock(clock))
+	require.NoError(t, err)
+	defer tw.Stop()
+	firedAt := make(chan time.Duration, 16)
+	arm := func(d time.Duration) {
+		target := clock.Now().Sub(testEpoch) + d
+		tw.AfterFunc(d, func() {
+			now := clock.Now().Sub(testEpoch)
+			require.GreaterOrEqual(t, now, target, "fired early")
+			firedAt <- target
+		})
+	}
+	for k := 1; k <= 10; k++ {
+		arm(time.Duration(k) * tick)
+	}
+	caller := func() { tw.AfterFunc(time.Hour, func() {}).Stop() }
+
+	for k := 1; k <= 10; k++ {
+		clock.Advance(tick)
+		caller()
+		select {
+		case at := <-firedAt:
+			require.Equal(t, time.Duration(k)*tick, at)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the caller did not flush the bucket due at %d ms", k)
+		}
+	}
+	require.Zero(t, tw.Stats().Wakeups, "the poller woke although callers kept up")
+
+	// Callers stop: the poller fires the next timer one grace late, then
+	// rings on time.
+	arm(tick)
+	clock.Advance(tick)
+	time.Sleep(10 * time.Millisecond)
+	require.Empty(t, firedAt, "the alarm rang before its grace")
+	clock.Advance(tick)
+	<-firedAt
+	require.Equal(t, uint64(1), tw.Stats().Wakeups)
+	arm(tick)
+	clock.Advance(tick)
+	<-firedAt
+	require.Equal(t, uint64(2), tw.Stats().Wakeups, "the grace stayed on though callers had stopped")
+}
+
+// TestCallerWorkIsBounded: a caller that finds more due than callerBudget
+// timers moves only that many and kicks the poller to finish; every timer
+// fires once.
+func TestCallerWorkIsBounded(t *testing.T) {
+	clock := NewFakeClock(testEpoch)
+	tw, err := newManual(time.Millisecond, 8, WithClock(clock), WithWorkerPool(1))
+	require.NoError(t, err)
+	defer tw.Stop()
+	oneShard(tw)
+	const n = 3 * callerBudget
+	fired := make(chan struct{}, n)
+	for range n {
+		tw.AfterFunc(time.Millisecond, func() { fired <- struct{}{} })
+	}
+	clock.Advance(time.Millisecond)
+	tw.AfterFunc(time.Hour, func() {}).Stop()
+	require.Eventually(t, func() bool { return len(fired) == callerBudget }, 10*time.Second, time.Millisecond)
+	time.Sleep(10 * time.Millisecond)
+	require.Len(t, fired, callerBudget, "one caller did more than its budget")
+	tw.step() // what the kicked poller does
+	require.Eventually(t, func() bool { return len(fired) == n }, 10*time.Second, time.Millisecond)
+	require.Zero(t, tw.Len())
+}
