@@ -77,6 +77,12 @@ func (tw *TimingWheel) advanceLocked(now time.Duration, budget int) (more bool) 
 		if b == nil {
 			var ok bool
 			if b, ok = tw.queue.PollDue(now); !ok {
+				// Nothing due and nothing half flushed: every shard may
+				// catch up with the clock. One lock per shard, at most
+				// once per tick that had work.
+				for i := range tw.shards {
+					tw.shards[i].catchUp(now)
+				}
 				return false
 			}
 			a.flushing = b

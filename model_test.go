@@ -222,9 +222,17 @@ func (h *harness) arm(m *modelTimer, d time.Duration) {
 	}
 }
 
-// armed completes arm for a timer due at once, now that it is in its shard.
+// armed completes arm for a timer due at once, now that it is in its shard:
+// a channel timer sends at once; a callback waits for its shard's next tick.
 func (h *harness) armed(m *modelTimer, d time.Duration) {
-	if d <= 0 && !h.stopped {
+	switch {
+	case d > 0 || h.stopped:
+	case m.kind == modelChan:
+		h.fired++
+		m.active = false
+		h.pending--
+		m.buffered, m.value = true, h.elapsed
+	default:
 		m.due = m.timer.currentTick() + 1
 	}
 }

@@ -187,11 +187,11 @@ func TestScheduleResetFarIntoThePast(t *testing.T) {
 		back     time.Duration
 		want     []time.Duration
 	}{
-		// The wheel's time is 9 ms, its last flush (the run at 9 ms), so the
-		// reset's run is due at tick 10 and seen in the step at 11 ms. The
-		// grid, now -10 ms + 3k, resumes at its first point after tick 10:
-		// 11 ms (the same step), then 14, 17.
-		{"within maxSkips", 3 * time.Millisecond, 20 * time.Millisecond, ms(11, 11, 14, 17)},
+		// The wheel's time is 10 ms: the step at 10 ms had nothing due and
+		// caught the shard up with the clock. So the reset's run is due at
+		// tick 11; the grid, now -10 ms + 3k, has a point in that tick
+		// (11 ms), which merges into the run; then 14, 17.
+		{"within maxSkips", 3 * time.Millisecond, 20 * time.Millisecond, ms(11, 14, 17)},
 		// Every 1 µs has run at each tick up to 10 ms. An hour back is far
 		// more than maxSkips runs, so after the reset's run (tick 11) the
 		// schedule restarts 1 µs after tick 11: due at 12 ms, then each tick.

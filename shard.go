@@ -78,9 +78,10 @@ func (s *shard) startLocked(t *Timer, due int64, now time.Duration) func() {
 	if s.insertLocked(t) {
 		return nil
 	}
-	if s.wheel.exec.mode == execInline || t.kind() == kindSchedule {
+	if k := t.kind(); k == kindSchedule || k == kindFunc && s.wheel.exec.mode == execInline {
 		// Never run a callback on the caller's goroutine: leave it to the
-		// advancer at the next tick, which is already due.
+		// advancer at the next tick, which is already due. (A channel timer
+		// has no callback: its value is sent here, at once.)
 		t.due = s.currentTick + 1
 		s.insertLocked(t)
 		return nil
@@ -186,6 +187,27 @@ func (s *shard) flush(b *bucket, limit int, ready *[]func()) (n int, done bool) 
 	}
 	s.release(b)
 	return n, true
+}
+
+// catchUp moves the shard's time to now, or to the earliest bucket in the
+// delay queue if that is earlier, so that a shard whose buckets are all far
+// ahead does not file new timers by a stale current slot (onto a coarse level
+// whose bucket is already due, costing a cascade). It is safe because no
+// bucket of the shard is behind the new current slot: every bucket of the
+// shard is in the queue (so at or after its head), except one the advancer
+// has taken and not finished, and the advancer calls catchUp only when it has
+// none.
+func (s *shard) catchUp(now time.Duration) {
+	w := s.wheel
+	s.mu.Lock()
+	if !s.stopped {
+		to := w.tickOf(now)
+		if next := w.queue.Next(); next < now {
+			to = w.tickOf(next)
+		}
+		s.currentTick = max(s.currentTick, to)
+	}
+	s.mu.Unlock()
 }
 
 // stop drops every pending timer of the shard and releases its storage.

@@ -90,8 +90,11 @@ func build(tick time.Duration, wheelSize int, opts []Option) (*TimingWheel, erro
 		done:      make(chan struct{}),
 	}
 	tw.epoch = tw.queue.Epoch()
-	tw.adv.grace = graceFor(tick)
-	tw.queue.SetGrace(tw.adv.grace) // until the poller finds callers do not keep up
+	// The queue's grace starts at 0: the poller rings on time until callers
+	// show they keep up (see help). Inline: callers never advance the wheel.
+	if cfg.mode != execInline {
+		tw.adv.grace = graceFor(tick)
+	}
 	for i := range tw.shards {
 		s := &tw.shards[i]
 		s.wheel = tw

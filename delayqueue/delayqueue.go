@@ -169,9 +169,18 @@ func (q *DelayQueue[T]) Kick() {
 	}
 }
 
-// SetGrace makes the alarm ring g after the head's expiration, from its next
-// setting on. A grace of 0 (the default) rings at the expiration.
-func (q *DelayQueue[T]) SetGrace(g time.Duration) { q.grace.Store(int64(max(g, 0))) }
+// SetGrace makes the alarm ring g after the head's expiration (g < 0 counts
+// as 0, the default: at the expiration), moving it now if g changes.
+func (q *DelayQueue[T]) SetGrace(g time.Duration) {
+	g = max(g, 0)
+	if time.Duration(q.grace.Load()) == g {
+		return
+	}
+	q.mu.Lock()
+	q.grace.Store(int64(g))
+	q.rearmLocked()
+	q.mu.Unlock()
+}
 
 // rearmLocked moves the alarm to the head's expiration plus the grace, or
 // disarms it for an empty queue, touching the alarm only if that changes it.
