@@ -2,7 +2,7 @@
 # Runs every comparison and regenerates docs/BENCHMARKS.md, its plots and
 # the raw outputs under docs/bench/.
 #
-#   ./run.sh                 full run (about 20 minutes on 2 cores)
+#   ./run.sh                 full run (about 22 minutes on 2 cores)
 #   BENCH_QUICK=1 ./run.sh   quick run (under 5 minutes on 2 cores)
 #
 # Raw `go test -bench` outputs are kept so that benchstat can compare runs:
@@ -20,11 +20,13 @@ if [[ -n "${BENCH_QUICK:-}" ]]; then
 	sweep_ns=0,1000,100000,1000000 sweep_count=1 sweep_time=200ms
 	head_count=6 head_time=300ms head_libs=wheel,runtime # go-zero's 1M figures come from the sweep
 	acc_n=100000 acc_grace=5s burst_n=1000000 burst_lead=6s purg_dur=5s idle_dur=5s
+	http_dur=5s http_rounds=1 # about 16 s
 else
 	mode=full
 	sweep_ns=0,1000,100000,1000000,5000000 sweep_count=3 sweep_time=1s
 	head_count=10 head_time=1s head_libs=wheel,runtime,gozero
 	acc_n=100000 acc_grace=10s burst_n=1000000 burst_lead=8s purg_dur=20s idle_dur=10s
+	http_dur=10s http_rounds=3 # about 75 s
 fi
 
 commands=()
@@ -50,11 +52,11 @@ failures=()
 
 # Only this script's outputs: other tools write beside them.
 for f in ops headline heap parallel benchstat env; do rm -f "$out/$f.txt"; done
-for f in accuracy burst purgatory idle; do rm -f "$out/$f.jsonl"; done
+for f in accuracy burst purgatory idle httpserver; do rm -f "$out/$f.jsonl"; done
 start=$(date +%s)
 
 go test -c -o "$bin/bench.test" .
-for c in accuracy burst purgatory idle; do go build -o "$bin/$c" "./cmd/$c"; done
+for c in accuracy burst purgatory idle httpserver; do go build -o "$bin/$c" "./cmd/$c"; done
 tb="$bin/bench.test -test.run ^$"
 
 # 1, 2: AfterFunc+Stop and Reset against N pending timers, every N.
@@ -95,6 +97,9 @@ done
 for lib in runtime wheel gozero; do
 	step "$out/idle.jsonl" -- "$bin/idle" -lib $lib -n 1000000 -duration $idle_dur
 done
+# 9: a net/http server; wheel, runtime and no-timer servers side by side,
+# each with its own client process.
+step "$out/httpserver.jsonl" -- "$bin/httpserver" -conns 300,3000 -duration $http_dur -rounds $http_rounds
 
 # benchstat, if it can be fetched; the report computes its own medians.
 if go run golang.org/x/perf/cmd/benchstat@latest -col /lib "$out/headline.txt" >"$out/benchstat.txt" 2>/dev/null; then
@@ -122,7 +127,7 @@ go run ./cmd/report -docs ../docs
 if [[ -f "$out/redis.md" ]]; then
 	{
 		echo
-		echo "## 9. Distributed mode: rediswheel and asynq on one Redis"
+		echo "## 10. Distributed mode: rediswheel and asynq on one Redis"
 		echo
 		echo "Measured separately from the sections above; from [bench/redis.md](bench/redis.md)."
 		echo

@@ -50,6 +50,9 @@ func run(docs string) error {
 	if err = readJSONL(filepath.Join(raw, "idle.jsonl"), &r.idle); err != nil {
 		return err
 	}
+	if err = readJSONL(filepath.Join(raw, "httpserver.jsonl"), &r.httpServer); err != nil {
+		return err
+	}
 	if r.env, err = readEnv(filepath.Join(raw, "env.txt")); err != nil {
 		return err
 	}

@@ -107,6 +107,7 @@ func (r *report) markdown() string {
 	r.burstSection(&b)
 	r.purgatorySection(&b)
 	r.idleSection(&b)
+	r.httpServerSection(&b)
 	r.methodSection(&b)
 	return b.String()
 }
@@ -135,6 +136,11 @@ func (r *report) targets(b *md) {
 			early += int(x.EarlyTimeouts)
 		}
 	}
+	for _, x := range r.httpServer {
+		if x.Lib == "wheel" {
+			early += int(x.DeadlineEarly + x.IdleEarly)
+		}
+	}
 	idleCPU := math.NaN()
 	for _, x := range r.idle {
 		if x.Lib == "wheel" {
@@ -152,7 +158,7 @@ func (r *report) targets(b *md) {
 		{"AfterFunc+Stop at 1M pending ≤ 0.5× runtime", fmt.Sprintf("%.2f×", afs), mark(afs <= 0.5)},
 		{"Reset at 1M pending ≤ 1.0× runtime", fmt.Sprintf("%.2f×", rst), mark(rst <= 1.0)},
 		{"live heap per pending timer ≤ 0.5× runtime", fmt.Sprintf("%.2f×", hp), mark(hp <= 0.5)},
-		{"never fires early (accuracy, burst, purgatory)", fmt.Sprintf("%d early", early), mark(early == 0)},
+		{"never fires early (accuracy, burst, purgatory, net/http)", fmt.Sprintf("%d early", early), mark(early == 0)},
 		{"idle CPU with 1M far-future timers < 1% of a core", fmt.Sprintf("%s%%", num(idleCPU)), mark(idleCPU < 1)},
 		{"purgatory CPU ≤ 0.6× runtime (timers' share: total minus the load generator's)",
 			fmt.Sprintf("%.2f× (whole process %.2f×)", purgNet, purgRaw), mark(purgNet <= 0.6)},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -50,5 +51,37 @@ func TestRatioAndNum(t *testing.T) {
 	}
 	if got := ratio(1, 0); got != "—" {
 		t.Errorf("ratio by zero = %q", got)
+	}
+}
+
+func TestHTTPRowsPairRatiosByRound(t *testing.T) {
+	run := func(round, conns int, lib string, cpu, rss float64, early int64) httpServer {
+		return httpServer{Round: round, Conns: conns, Lib: lib, CPUS: cpu, MaxRSSMiB: rss, Wakeups: -1,
+			DeadlineFires: 10, IdleFires: 3, DeadlineEarly: early}
+	}
+	rows := httpRows([]httpServer{
+		// Round 2 ran on a busier machine: every server used more CPU.
+		run(1, 3000, "runtime", 2, 100, 0), run(1, 3000, "wheel", 1.8, 50, 0),
+		run(2, 3000, "runtime", 8, 100, 0), run(2, 3000, "wheel", 6, 100, 1),
+		run(3, 3000, "runtime", 4, 100, 0), run(3, 3000, "wheel", 1, 100, 0),
+		run(1, 300, "wheel", 1, 10, 0), // no runtime server in its round
+	})
+	if len(rows) != 3 {
+		t.Fatalf("got %d rows, want 3 (300 wheel, 3000 wheel, 3000 runtime): %+v", len(rows), rows)
+	}
+	if r := rows[0]; r.conns != 300 || r.lib != "wheel" || !math.IsNaN(r.cpuRatio) {
+		t.Errorf("300 wheel = %+v, want conns first and no ratio without a runtime server", r)
+	}
+	w := rows[1]
+	// Per-round ratios 0.9, 0.75 and 0.25: median 0.75, where the ratio of
+	// the medians would be 1.8 ÷ 4 = 0.45.
+	if w.lib != "wheel" || w.cpu != 1.8 || w.cpuRatio != 0.75 || w.rssRatio != 1 {
+		t.Errorf("3000 wheel = %+v, want cpu 1.8, ratio 0.75, RSS ratio 1", w)
+	}
+	if w.rounds != 3 || w.deadlines != 30 || w.idles != 9 || w.early != 1 || !math.IsNaN(w.wakeups) {
+		t.Errorf("3000 wheel sums = %+v", w)
+	}
+	if rt := rows[2]; rt.lib != "runtime" || rt.cpuRatio != 1 {
+		t.Errorf("3000 runtime = %+v", rt)
 	}
 }

@@ -4,22 +4,24 @@ import "github.com/go-timingwheel/timingwheel/bench/internal/results"
 
 // The JSON lines written by the workload programs under bench/cmd.
 type (
-	accuracy  = results.Accuracy
-	burst     = results.Burst
-	purgatory = results.Purgatory
-	idle      = results.Idle
+	accuracy   = results.Accuracy
+	burst      = results.Burst
+	purgatory  = results.Purgatory
+	idle       = results.Idle
+	httpServer = results.HTTPServer
 )
 
 type report struct {
-	docs      string
-	ops       benchSet
-	headline  benchSet
-	heap      benchSet
-	parallel  benchSet
-	accuracy  []accuracy
-	burst     []burst
-	purgatory []purgatory
-	idle      []idle
-	env       env
-	benchstat string
+	docs       string
+	ops        benchSet
+	headline   benchSet
+	heap       benchSet
+	parallel   benchSet
+	accuracy   []accuracy
+	burst      []burst
+	purgatory  []purgatory
+	idle       []idle
+	httpServer []httpServer
+	env        env
+	benchstat  string
 }

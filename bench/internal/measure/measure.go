@@ -109,3 +109,12 @@ func Emit(w io.Writer, v any) error {
 	_, err = w.Write(append(b, '\n'))
 	return err
 }
+
+// MaxRSS is the process's peak resident set size so far (ru_maxrss).
+func MaxRSS() (bytes int64) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		panic("measure: getrusage: " + err.Error())
+	}
+	return ru.Maxrss << 10 // kilobytes on Linux
+}

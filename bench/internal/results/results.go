@@ -74,3 +74,46 @@ type Idle struct {
 	Wakeups     int64   `json:"wakeups"` // -1: the library does not count them
 	WakeupsPerS float64 `json:"wakeups_per_s"`
 }
+
+// HTTPServer is one server process of one round of bench/cmd/httpserver: a
+// net/http server under keep-alive load that arms a timer per connection
+// (idle timeout, reset on every read) and per request (deadline). The
+// server fills in its own figures; the driver adds the round and what the
+// server's client saw. CPU, requests and the wheel's counters cover the
+// measured window; peak RSS and the early checks, the server's whole life.
+type HTTPServer struct {
+	Workload       string  `json:"workload"`
+	Lib            string  `json:"lib"`     // "wheel", "runtime" or "none" (no timers)
+	TickMs         float64 `json:"tick_ms"` // the wheel's; 0 for the others
+	GOMAXPROCS     int     `json:"gomaxprocs"`
+	Round          int     `json:"round"` // servers of one round ran at the same time
+	Conns          int     `json:"conns"`
+	WarmupS        float64 `json:"warmup_s"`    // load before the measured window
+	DurationS      float64 `json:"duration_s"`  // the measured window
+	IntervalMs     float64 `json:"interval_ms"` // between requests on one connection
+	IdleMs         float64 `json:"idle_ms"`
+	DeadlineMs     float64 `json:"deadline_ms"`
+	SlowDeadlineMs float64 `json:"slow_deadline_ms"`
+	SlowFrac       float64 `json:"slow_frac"` // of requests, which wait for their slow deadline
+	IdleFrac       float64 `json:"idle_frac"` // of connections, which fall silent once
+
+	CPUS      float64 `json:"cpu_s"` // the server process's user+sys (getrusage)
+	MaxRSSMiB float64 `json:"max_rss_mib"`
+	Requests  int64   `json:"requests"` // handled by the server
+	Wakeups   int64   `json:"wakeups"`  // the wheel's poller wake-ups; -1 for the others
+	Fired     int64   `json:"fired"`    // the wheel's Stats; -1 for the others
+	Stopped   int64   `json:"stopped"`
+
+	DeadlineFires int64 `json:"deadline_fires"` // slow requests whose context the timer cancelled
+	DeadlineEarly int64 `json:"deadline_early"` // … seen cancelled before their deadline
+	IdleFires     int64 `json:"idle_fires"`     // connections the idle timer closed
+	IdleEarly     int64 `json:"idle_early"`     // … before idle had passed since the last read
+
+	// From the client: Responses, Skipped and Latency over its window, by
+	// its clock; IdleUnclosed and Redials over its life.
+	Responses    int64           `json:"responses"`
+	Skipped      int64           `json:"skipped"`       // sends missed, having fallen behind
+	Latency      measure.Summary `json:"latency"`       // of ordinary requests, send to last byte
+	IdleUnclosed int64           `json:"idle_unclosed"` // idle connections the server left open for 2× idle
+	Redials      int64           `json:"redials"`       // connections lost while not idle
+}

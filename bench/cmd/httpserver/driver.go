@@ -1,0 +1,197 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-timingwheel/timingwheel/bench/internal/measure"
+	"github.com/go-timingwheel/timingwheel/bench/internal/results"
+)
+
+// drive runs -rounds rounds; each round runs every -conns in turn, with one
+// server and one client per library at the same time, and prints one
+// results.HTTPServer line per server as soon as its round ends.
+func drive(c config) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	for round := 1; round <= c.rounds; round++ {
+		for _, conns := range c.conns {
+			res, err := runRound(ctx, self, c, conns)
+			if ctx.Err() != nil {
+				return ctx.Err() // interrupted: the children were killed
+			}
+			if err != nil {
+				return fmt.Errorf("round %d, %d connections: %w", round, conns, err)
+			}
+			for _, r := range res {
+				r.Round = round
+				if err := measure.Emit(os.Stdout, r); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// runRound starts the servers, then their clients, and collects the results.
+// Whatever happens, every child it started is killed by pid and reaped
+// before it returns.
+func runRound(ctx context.Context, self string, c config, conns int) ([]results.HTTPServer, error) {
+	var children []*child
+	defer func() {
+		for _, p := range children {
+			p.kill()
+		}
+	}()
+	run := func(args ...string) (*child, error) {
+		p, err := start(ctx, self, args...)
+		if err == nil {
+			children = append(children, p)
+		}
+		return p, err
+	}
+
+	servers := make([]*child, len(c.libs))
+	addrs := make([]string, len(c.libs))
+	for i, lib := range c.libs {
+		var err error
+		if servers[i], err = run("-role", "server", "-lib", lib, "-tick", c.tick.String(), "-idle", c.idle.String(),
+			"-deadline", c.deadline.String(), "-slow-deadline", c.slowDeadline.String()); err != nil {
+			return nil, err
+		}
+		if addrs[i], err = servers[i].line(); err != nil {
+			return nil, fmt.Errorf("%s server: %w", lib, err)
+		}
+	}
+	clients := make([]*child, len(c.libs))
+	for i := range c.libs {
+		var err error
+		if clients[i], err = run("-role", "client", "-addr", addrs[i], "-conns", strconv.Itoa(conns),
+			"-warmup", c.warmup.String(), "-duration", c.duration.String(), "-interval", c.interval.String(), "-idle", c.idle.String(),
+			"-slow-frac", fmt.Sprint(c.slowFrac), "-idle-frac", fmt.Sprint(c.idleFrac)); err != nil {
+			return nil, err
+		}
+	}
+
+	select {
+	case <-time.After(c.warmup):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	for _, s := range servers {
+		if _, err := io.WriteString(s.stdin, "start\n"); err != nil {
+			return nil, err
+		}
+	}
+
+	out := make([]results.HTTPServer, len(c.libs))
+	for i, lib := range c.libs {
+		var rep clientReport
+		if err := clients[i].result(&rep); err != nil {
+			return nil, fmt.Errorf("%s client: %w", lib, err)
+		}
+		// Its client gone, the server measures itself and exits.
+		servers[i].stdin.Close()
+		res := &out[i]
+		if err := servers[i].result(res); err != nil {
+			return nil, fmt.Errorf("%s server: %w", lib, err)
+		}
+		res.Conns, res.WarmupS, res.DurationS, res.IntervalMs = conns, c.warmup.Seconds(), c.duration.Seconds(), measure.Ms(c.interval)
+		res.Responses, res.IdleUnclosed, res.Redials = rep.Responses, rep.IdleUnclosed, rep.Redials
+		res.Skipped, res.Latency = rep.Skipped, rep.Latency
+		res.SlowFrac, res.IdleFrac = c.slowFrac, c.idleFrac
+	}
+	return out, nil
+}
+
+// child is a process the driver started, with pipes to its stdin and stdout.
+// A server also ends when its stdin closes, so it does not outlive a driver
+// that was killed; a client ends after -duration.
+type child struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout *bufio.Reader
+	waited bool
+}
+
+func start(ctx context.Context, name string, args ...string) (*child, error) {
+	cmd := exec.CommandContext(ctx, name, args...) // killed if ctx is cancelled
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return &child{cmd: cmd, stdin: stdin, stdout: bufio.NewReader(stdout)}, nil
+}
+
+// line reads the next line the child prints.
+func (p *child) line() (string, error) {
+	s, err := p.stdout.ReadString('\n')
+	return strings.TrimSpace(s), err
+}
+
+// result reads the child's last line, JSON, into v and waits for it to exit.
+func (p *child) result(v any) error {
+	l, err := p.line()
+	if err == nil {
+		err = json.Unmarshal([]byte(l), v)
+	}
+	if err != nil {
+		return err
+	}
+	p.waited = true
+	return p.cmd.Wait()
+}
+
+// kill ends the child by its pid, unless it has been waited for, and reaps it.
+func (p *child) kill() {
+	if !p.waited {
+		p.waited = true
+		p.cmd.Process.Kill()
+		p.cmd.Wait()
+	}
+}
+
+func parseInts(list string) ([]int, error) {
+	var out []int
+	for _, s := range splitList(list) {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func splitList(list string) []string {
+	var out []string
+	for _, s := range strings.Split(list, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
