@@ -740,15 +740,6 @@ func TestTimeSemanticsFakeClockNonPositiveDurations(t *testing.T) {
 					tw.AfterFunc(d, func() { close(ran) })
 					c := tw.After(d)
 					if mode.name == "inline" {
-						if pre == 0 {
-							t.Skip("BUG: with WithInlineCallbacks, After(d <= 0) on a FakeClock standing on the wheel's " +
-								"current tick (as it does right after New) is not received until an Advance of one tick: " +
-								"start() defers every due timer, channel timers included, to currentTick+1 on the poller, " +
-								"though a channel timer runs no callback (goroutine and pool modes send at once). This " +
-								"breaks FakeClock's rule (fires once the clock reaches the deadline rounded up to the tick) " +
-								"and doc.go's \"d <= 0 fires promptly\": <-tw.After(0) in such a test blocks forever. " +
-								"WithInlineCallbacks' \"runs on the poller within one tick\" fits f, not a channel send")
-						}
 						// f may wait for the poller's next tick: give it that tick.
 						if nothingOn(c, semSettle) {
 							t.Fatalf("After(%v) not received without an Advance", d)
