@@ -21,8 +21,9 @@
 // buckets of wheelSize^L ticks, and is created the first time a timer needs
 // it. Each non-empty bucket is offered to a DelayQueue (package delayqueue)
 // under its expiration, the tick at which its range starts. One poller
-// goroutine sleeps until the earliest bucket is due, advances the wheel's
-// current time to that bucket's expiration and re-inserts its timers: those
+// goroutine (or a caller, see below) takes the earliest bucket once it is
+// due, advances the current time to that bucket's expiration and re-inserts
+// its timers: those
 // due fire, the rest drop to a finer level. A bucket is offered only when its
 // expiration changes, and the poller is woken early, without blocking the
 // caller, only when an offer moves the earliest expiration earlier, so no
@@ -30,9 +31,18 @@
 // each timer knowing its slot, so arming and stopping are O(1), a Timer is
 // the only allocation of an AfterFunc (48 bytes), and no Timer points to
 // another, which keeps the garbage collector's marking of a million pending
-// timers parallel. Time is integer ticks on the monotonic clock, and adds,
-// stops and the poller's advance-and-flush exclude each other under one
-// lock, as Kafka's SystemTimer requires.
+// timers parallel. Time is integer ticks on the monotonic clock.
+//
+// The levels are split into shards, four per P, each with its own lock: a
+// timer's shard is picked at random when it is made, and adds, stops and the
+// flush of a shard's buckets exclude each other under that shard's lock, as
+// Kafka's SystemTimer requires of its one lock. The shards share the delay
+// queue. A goroutine calling AfterFunc, NewTimer or Reset that finds a bucket
+// due flushes it itself (a bounded amount of work, callbacks handed to the
+// executor, never run on the caller), as the runtime runs due timers from the
+// scheduler loop it is already in; the poller is the fallback for a wheel
+// nobody calls, and while callers keep up its alarm rings up to one grace
+// (one tick, at most 1 ms) after a bucket is due, so it is not woken at all.
 //
 // With wheelSize rounded to a power of two (8 here, 512 by default), the
 // levels of a 1 ms wheel are:
@@ -72,7 +82,8 @@
 //
 //   - Never early: a callback starts, or a value is sent on C, only after d
 //     has elapsed on the monotonic clock, at every level and after every
-//     cascade; at most one tick plus scheduling delay late.
+//     cascade; at most one tick plus scheduling delay late, plus up to one
+//     grace (min(tick, 1 ms)) while callers are advancing the wheel.
 //   - Exact Stop: for every arming of a timer exactly one of "a Stop returned
 //     true" and "the timer fired" holds, even while the poller cascades it.
 //   - Reset returns what time.Timer.Reset returns and re-arms a fired
@@ -84,9 +95,9 @@
 //     math.MaxInt64 saturate instead of wrapping.
 //   - Stop of the wheel is idempotent, drops and releases pending timers,
 //     and leaves no goroutine behind; adds after it neither block nor fire.
-//   - Adds never block on the poller: they hold the wheel's lock for an
-//     amortized constant amount of work (an append to a bucket's slice), and
-//     the poller moves at most 256 timers per hold of it.
+//   - Adds hold their shard's lock for an amortized constant amount of work
+//     (an append to a bucket's slice); the advancer moves at most 256 timers
+//     per hold of it, and a caller advances the wheel by at most 64 timers.
 //
 // # Differences from package time
 //
