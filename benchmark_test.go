@@ -85,7 +85,7 @@ func forEachPending(b *testing.B, body func(b *testing.B, afterFunc func(time.Du
 					ds[i] = spread(r)
 				}
 				// Touch every bucket the operations will use, in every
-				// shard (a timer's shard is random), so that a bucket's
+				// shard (a P's shard can change), so that a bucket's
 				// one-time growth past the fill's capacity is not billed to
 				// the few operations measured.
 				for range 8 * numShards() {

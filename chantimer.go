@@ -32,10 +32,10 @@ type chanTimer struct {
 func (tw *TimingWheel) NewTimer(d time.Duration) *Timer {
 	c := make(chan time.Time, 1)
 	ct := &chanTimer{}
-	ct.owner = owner{shard: tw.pick(), node: &ct.node, ch: makeWeakChan(c)}
+	ct.owner = owner{node: &ct.node, ch: makeWeakChan(c)}
 	ct.node.owner = &ct.owner
+	tw.start(&ct.node, d) // sets ct.owner.shard
 	runtime.AddCleanup(chanObjectOf(c), (*Timer).collect, &ct.node)
-	tw.start(&ct.node, d)
 	return &Timer{C: c, owner: &ct.owner}
 }
 

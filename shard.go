@@ -8,12 +8,17 @@ import (
 )
 
 // A shard is one of a wheel's independent sets of levels: every timer lives
-// in one shard, picked at random when the timer is made and kept for its
-// life, so goroutines arming, stopping and resetting timers meet on one lock
-// only when they pick the same shard at the same moment. The shards share the
-// wheel's delay queue, which orders all their buckets, and its advancer.
+// in one shard, the one its P used last when the timer was made (see
+// lockShard),
+// kept for the timer's life. So goroutines running on different Ps arm, stop
+// and reset timers on different locks and different cache lines, as the
+// runtime keeps its timers per P, and the goroutines of one P take turns on
+// one lock that is rarely contended (only when one is preempted holding it).
+// The shards share the wheel's delay queue, which orders all their buckets,
+// and its advancer.
 type shard struct {
 	wheel *TimingWheel
+	index uint32 // in wheel.shards
 	owner owner // the owner of the shard's one-shot timers
 
 	// mu protects every field below, every bucket of the shard and every
@@ -39,8 +44,9 @@ type shard struct {
 }
 
 // numShards returns how many shards a wheel gets: four per P, as a power of
-// two, so that two of GOMAXPROCS running goroutines pick one shard at once
-// with probability about 1/(4*GOMAXPROCS).
+// two. A P keeps its shard (see lockShard), so the extra shards are used only when
+// a P loses its shard to another; they make it unlikely that two Ps then
+// share one.
 func numShards() int {
 	n := 1
 	for n < 4*runtime.GOMAXPROCS(0) && n < maxShards {
@@ -53,11 +59,30 @@ func numShards() int {
 // holds a timer).
 const maxShards = 1024
 
-// pick returns a shard for a new timer: a random one, which costs a few
-// nanoseconds (math/rand/v2's generator is per thread) and spreads the
-// goroutines of one P as well as those of many.
-func (tw *TimingWheel) pick() *shard {
-	return &tw.shards[rand.Uint32()&tw.shardMask]
+// lockShard returns the shard for a new timer, locked: the one the calling
+// goroutine's P used last, kept in a sync.Pool (whose fast path is a per-P
+// slot), or the next shard in turn for a P that has none. If that shard's
+// lock is held, the P moves to another shard, at random, for this timer and
+// later ones: so two Ps that come to share a shard part again at their first
+// collision, and the goroutines of a P whose lock holder was preempted do not
+// queue behind it.
+//
+// Random picks per timer cost the same few nanoseconds, but then every
+// shard's lock, buckets and counters move between the caches of all the Ps:
+// AfterFunc+Stop from two Ps at 1M pending took 254 ns/op with random picks
+// and 112 with this, on two cores (BenchmarkParallelAfterFuncStop,
+// goroutines=1, -benchtime=2000000x). Which shard a timer is in does not
+// matter to its semantics: every shard follows the same clock.
+func (tw *TimingWheel) lockShard() *shard {
+	s := tw.local.Get().(*shard)
+	if !s.mu.TryLock() {
+		if tw.shardMask > 0 { // another shard, never s again
+			s = &tw.shards[(s.index+1+rand.Uint32N(tw.shardMask))&tw.shardMask]
+		}
+		s.mu.Lock()
+	}
+	tw.local.Put(s)
+	return s
 }
 
 // startLocked arms t, which is in no bucket, to be due at the tick due, at

@@ -107,18 +107,23 @@ func (tw *TimingWheel) AfterFunc(d time.Duration, f func()) *Timer {
 	if f == nil {
 		panic("timingwheel: AfterFunc called with nil func")
 	}
-	s := tw.pick()
-	t := &Timer{owner: &s.owner, f: f}
+	t := &Timer{f: f}
 	tw.start(t, d)
 	return t
 }
 
-// start arms t, which is new, for d, then helps advance the wheel.
+// start puts t, which is new, in the calling P's shard, arms it for d, then
+// helps advance the wheel. t's owner is nil, for a one-shot AfterFunc timer,
+// which takes its shard's owner, or its own, whose shard start sets.
 func (tw *TimingWheel) start(t *Timer, d time.Duration) {
-	s := t.owner.shard
 	now := tw.queue.Now()
 	due := tw.dueAfter(now, d)
-	s.mu.Lock()
+	s := tw.lockShard()
+	if t.owner == nil {
+		t.owner = &s.owner
+	} else {
+		t.owner.shard = s
+	}
 	run := s.startLocked(t, due, now)
 	s.mu.Unlock()
 	if run != nil {

@@ -31,6 +31,8 @@ type TimingWheel struct {
 
 	shards    []shard
 	shardMask uint32
+	local     sync.Pool     // a P's shard, for lockShard
+	lastShard atomic.Uint32 // the shard most recently handed to a P
 	adv       advancer
 
 	exit     chan struct{} // closed by Stop
@@ -97,9 +99,10 @@ func build(tick time.Duration, wheelSize int, opts []Option) (*TimingWheel, erro
 	}
 	for i := range tw.shards {
 		s := &tw.shards[i]
-		s.wheel = tw
+		s.wheel, s.index = tw, uint32(i)
 		s.owner.shard = s
 	}
+	tw.local.New = func() any { return &tw.shards[tw.lastShard.Add(1)&tw.shardMask] }
 	if cfg.mode == execPool {
 		tw.exec.pool = newPool(cfg.workers)
 	}
