@@ -19,7 +19,7 @@ import (
 type shard struct {
 	wheel *TimingWheel
 	index uint32 // in wheel.shards
-	owner owner // the owner of the shard's one-shot timers
+	owner owner  // the owner of the shard's one-shot timers
 
 	// mu protects every field below, every bucket of the shard and every
 	// timer in it: a timer's bucket, slot, due tick and state. Adds, Stop,
