@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"runtime/metrics"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,7 +26,15 @@ func spread(r *rand.Rand) time.Duration {
 
 type impl struct {
 	name  string
-	setup func(b *testing.B) (afterFunc func(time.Duration, func()) stopper, done func())
+	setup func(b *testing.B) subject
+}
+
+// A subject is a timer implementation under test.
+type subject struct {
+	afterFunc func(time.Duration, func()) stopper
+	done      func()
+	// collisions reports the wheel's Stats.Collisions; nil for the runtime.
+	collisions func() uint64
 }
 
 type stopper interface {
@@ -34,15 +43,22 @@ type stopper interface {
 }
 
 var impls = []impl{
-	{"wheel", func(b *testing.B) (func(time.Duration, func()) stopper, func()) {
+	{"wheel", func(b *testing.B) subject {
 		tw, err := New(DefaultTick, DefaultWheelSize)
 		if err != nil {
 			b.Fatal(err)
 		}
-		return func(d time.Duration, f func()) stopper { return tw.AfterFunc(d, f) }, tw.Stop
+		return subject{
+			afterFunc:  func(d time.Duration, f func()) stopper { return tw.AfterFunc(d, f) },
+			done:       tw.Stop,
+			collisions: func() uint64 { return tw.Stats().Collisions },
+		}
 	}},
-	{"runtime", func(b *testing.B) (func(time.Duration, func()) stopper, func()) {
-		return func(d time.Duration, f func()) stopper { return time.AfterFunc(d, f) }, func() {}
+	{"runtime", func(b *testing.B) subject {
+		return subject{
+			afterFunc: func(d time.Duration, f func()) stopper { return time.AfterFunc(d, f) },
+			done:      func() {},
+		}
 	}},
 }
 
@@ -70,13 +86,13 @@ func fillInto(b *testing.B, afterFunc func(time.Duration, func()) stopper, ts []
 // forEachPending runs body as a sub-benchmark for every pending count and
 // implementation, with n far-future timers armed (and stopped afterwards,
 // each Stop checked) and 1024 durations spread like theirs.
-func forEachPending(b *testing.B, body func(b *testing.B, afterFunc func(time.Duration, func()) stopper, ds []time.Duration)) {
+func forEachPending(b *testing.B, body func(b *testing.B, sub subject, ds []time.Duration)) {
 	for _, n := range pendingCounts {
 		for _, im := range impls {
 			b.Run(fmt.Sprintf("pending=%d/impl=%s", n, im.name), func(b *testing.B) {
-				afterFunc, done := im.setup(b)
-				defer done()
-				stopAll := fill(b, afterFunc, n)
+				sub := im.setup(b)
+				defer sub.done()
+				stopAll := fill(b, sub.afterFunc, n)
 				defer stopAll()
 				runtime.GC() // do not bill the measured ops for the garbage fill made
 				r := rand.New(rand.NewPCG(2, 3))
@@ -90,12 +106,12 @@ func forEachPending(b *testing.B, body func(b *testing.B, afterFunc func(time.Du
 				// the few operations measured.
 				for range 8 * numShards() {
 					for _, d := range ds {
-						afterFunc(d, noop).Stop()
+						sub.afterFunc(d, noop).Stop()
 					}
 				}
 				b.ReportAllocs()
 				b.ResetTimer()
-				body(b, afterFunc, ds)
+				body(b, sub, ds)
 				b.StopTimer() // stopping the population is not the operation measured
 			})
 		}
@@ -105,9 +121,9 @@ func forEachPending(b *testing.B, body func(b *testing.B, afterFunc func(time.Du
 // BenchmarkAfterFuncStop measures arming a timer and cancelling it, the life
 // of most timeouts in a network server, with n other timers pending.
 func BenchmarkAfterFuncStop(b *testing.B) {
-	forEachPending(b, func(b *testing.B, afterFunc func(time.Duration, func()) stopper, ds []time.Duration) {
+	forEachPending(b, func(b *testing.B, sub subject, ds []time.Duration) {
 		for i := 0; i < b.N; i++ {
-			t := afterFunc(ds[i&1023], noop)
+			t := sub.afterFunc(ds[i&1023], noop)
 			if !t.Stop() {
 				b.Fatal("Stop returned false: the benchmark did not measure a cancel")
 			}
@@ -120,36 +136,65 @@ func BenchmarkAfterFuncStop(b *testing.B) {
 // per P ("goroutines=64"), as a server's connection goroutines arm and cancel
 // their timeouts. Its ns/op is wall time per operation over all of them, so
 // the serial BenchmarkAfterFuncStop's ns/op divided by this one's is the
-// speed-up from running on every P.
+// speed-up from running on every P. Run it with -cpu 1,2,4,8,16 to see how
+// it scales (past the machine's cores, Ps are oversubscribed).
+//
+// It reports how often callers meet: "collisions/op", arms that found their
+// P's shard held (Stats.Collisions; the wheel only), and "wait-ns/op", the
+// time goroutines spent blocked on any lock, the runtime's own included
+// (runtime/metrics' /sync/mutex/wait/total:seconds), per operation. Use a
+// time-based -benchtime: with -benchtime=Nx RunParallel hands out one
+// iteration at a time, and its shared counter dominates.
 func BenchmarkParallelAfterFuncStop(b *testing.B) {
 	for _, perP := range []int{1, 64} {
 		b.Run(fmt.Sprintf("goroutines=%d", perP), func(b *testing.B) {
-			forEachPending(b, func(b *testing.B, afterFunc func(time.Duration, func()) stopper, ds []time.Duration) {
+			forEachPending(b, func(b *testing.B, sub subject, ds []time.Duration) {
 				var failed atomic.Bool
+				var collisions uint64
+				if sub.collisions != nil {
+					collisions = sub.collisions()
+				}
+				wait := lockWait()
 				b.SetParallelism(perP)
 				b.RunParallel(func(pb *testing.PB) {
 					i := rand.IntN(1024)
 					for pb.Next() {
-						if t := afterFunc(ds[i&1023], noop); !t.Stop() {
+						if t := sub.afterFunc(ds[i&1023], noop); !t.Stop() {
 							failed.Store(true)
 						}
 						i++
 					}
 				})
+				b.StopTimer()
 				if failed.Load() {
 					b.Fatal("Stop returned false: the benchmark did not measure a cancel")
+				}
+				b.ReportMetric(float64(lockWait()-wait)/float64(b.N), "wait-ns/op")
+				if sub.collisions != nil {
+					b.ReportMetric(float64(sub.collisions()-collisions)/float64(b.N), "collisions/op")
 				}
 			})
 		})
 	}
 }
 
+// lockWait returns the time goroutines have spent blocked on locks so far,
+// in nanoseconds.
+func lockWait() int64 {
+	s := []metrics.Sample{{Name: "/sync/mutex/wait/total:seconds"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindFloat64 {
+		panic("runtime/metrics: /sync/mutex/wait/total:seconds is not supported")
+	}
+	return int64(s[0].Value.Float64() * 1e9)
+}
+
 // BenchmarkReset measures moving a pending timer's deadline to a random one
 // in the population's range, with n other timers pending.
 func BenchmarkReset(b *testing.B) {
-	forEachPending(b, func(b *testing.B, afterFunc func(time.Duration, func()) stopper, ds []time.Duration) {
+	forEachPending(b, func(b *testing.B, sub subject, ds []time.Duration) {
 		b.StopTimer()
-		t := afterFunc(time.Hour, noop)
+		t := sub.afterFunc(time.Hour, noop)
 		b.StartTimer()
 		for i := 0; i < b.N; i++ {
 			if !t.Reset(ds[i&1023]) {
@@ -170,15 +215,15 @@ func BenchmarkHeapPerTimer(b *testing.B) {
 	for _, im := range impls {
 		b.Run("impl="+im.name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				afterFunc, done := im.setup(b)
+				sub := im.setup(b)
 				ts := make([]stopper, n)
 				before := liveHeap()
-				stopAll := fillInto(b, afterFunc, ts)
+				stopAll := fillInto(b, sub.afterFunc, ts)
 				pending := liveHeap()
 				stopAll()
 				clear(ts) // what stays live now is the implementation's own
 				after := liveHeap()
-				done()
+				sub.done()
 				runtime.KeepAlive(ts)
 				b.ReportMetric(float64(pending-before)/n, "B/timer")
 				b.ReportMetric(float64(after-before)/n, "B/stopped")
@@ -193,4 +238,48 @@ func liveHeap() int64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return int64(m.HeapAlloc)
+}
+
+// BenchmarkShardLockHold measures how long one AfterFunc+Stop holds its
+// shard's lock: its arming and its stopping sections, back to back, without
+// what the operation does outside the lock (the clock read, the allocation,
+// picking the shard), at 1M timers pending in the shard. Beside the
+// operation's full time (BenchmarkAfterFuncStop) it says what share of its
+// time a goroutine blocks others from its shard.
+func BenchmarkShardLockHold(b *testing.B) {
+	tw, err := New(DefaultTick, DefaultWheelSize)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tw.Stop()
+	oneShard(tw)
+	stopAll := fill(b, func(d time.Duration, f func()) stopper { return tw.AfterFunc(d, f) }, 1_000_000)
+	defer stopAll()
+	s := &tw.shards[0]
+	r := rand.New(rand.NewPCG(2, 3))
+	now := tw.queue.Now()
+	timers := make([]Timer, 1024)
+	due := make([]int64, 1024)
+	for i := range timers {
+		timers[i] = Timer{owner: &s.owner, f: noop}
+		due[i] = tw.dueAfter(now, spread(r))
+	}
+	runtime.GC()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t := &timers[i&1023]
+		s.mu.Lock()
+		s.startLocked(t, due[i&1023], now)
+		s.mu.Unlock()
+		s.mu.Lock()
+		stopped := s.stopLocked(t)
+		s.mu.Unlock()
+		if !stopped {
+			b.Fatal("the timer armed was not pending: the benchmark did not measure a cancel")
+		}
+	}
+	b.StopTimer()
+	if n := tw.Stats().Pending; n != 1_000_000 {
+		b.Fatalf("%d timers pending after the run, want the 1M filled", n)
+	}
 }

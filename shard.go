@@ -80,6 +80,7 @@ func (tw *TimingWheel) lockShard() *shard {
 			s = &tw.shards[(s.index+1+rand.Uint32N(tw.shardMask))&tw.shardMask]
 		}
 		s.mu.Lock()
+		s.noteCollision()
 	}
 	tw.local.Put(s)
 	return s

@@ -14,6 +14,11 @@ type Stats struct {
 	// caller had flushed, or to finish work a caller left (see the package
 	// documentation). It stays at zero while callers keep up.
 	Wakeups uint64
+	// Collisions counts the AfterFunc and NewTimer calls that found the
+	// shard of their P (see the package documentation) held by another
+	// goroutine and armed their timer on another shard: how often callers
+	// meet. BenchmarkParallelAfterFuncStop reports it per operation.
+	Collisions uint64
 	// Levels is the most levels any shard holds now; a level is created
 	// when a timer first needs it and released when it empties.
 	Levels int
@@ -23,8 +28,8 @@ type Stats struct {
 // methods below, each with the shard's mu held, and not at all once the
 // shard has stopped (pending is then zero, and later arms are not counted).
 type counters struct {
-	pending                            int
-	fired, stopped, dropped, collected uint64
+	pending                                        int
+	fired, stopped, dropped, collected, collisions uint64
 }
 
 func (s *shard) noteArmed() { s.counters.pending++ }
@@ -58,6 +63,10 @@ func (s *shard) noteCollected() {
 	}
 }
 
+// noteCollision counts an arming that moved to this shard because its P's
+// shard was held.
+func (s *shard) noteCollision() { s.counters.collisions++ }
+
 // noteDropped moves every pending timer to dropped as the wheel stops.
 func (s *shard) noteDropped() {
 	s.counters.dropped += uint64(s.counters.pending)
@@ -76,6 +85,7 @@ func (tw *TimingWheel) Stats() Stats {
 		st.Stopped += s.counters.stopped
 		st.Dropped += s.counters.dropped
 		st.Collected += s.counters.collected
+		st.Collisions += s.counters.collisions
 		st.Levels = max(st.Levels, len(s.levels))
 	}
 	tw.unlockAll()

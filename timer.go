@@ -152,20 +152,27 @@ func (t *Timer) Stop() bool {
 	e := t.entry()
 	s := e.owner.shard
 	s.mu.Lock()
-	stopped := e.state == statePending
-	if stopped {
-		e.unlink()
-		e.state = stateStopped
-		s.noteStopped()
-		if sched := e.owner.schedule; sched != nil {
-			sched.stopGen.Add(1)
-		}
-	}
+	stopped := s.stopLocked(e)
 	if t.C != nil && drain(t.C) {
 		stopped = true
 	}
 	s.mu.Unlock()
 	return stopped
+}
+
+// stopLocked stops e, which is in s, if it is pending, and reports whether
+// it was.
+func (s *shard) stopLocked(e *Timer) bool {
+	if e.state != statePending {
+		return false
+	}
+	e.unlink()
+	e.state = stateStopped
+	s.noteStopped()
+	if sched := e.owner.schedule; sched != nil {
+		sched.stopGen.Add(1)
+	}
+	return true
 }
 
 // Reset changes the timer to expire after duration d, measured from now. It
