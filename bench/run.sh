@@ -21,12 +21,14 @@ if [[ -n "${BENCH_QUICK:-}" ]]; then
 	head_count=6 head_time=300ms head_libs=wheel,runtime # go-zero's 1M figures come from the sweep
 	acc_n=100000 acc_grace=5s burst_n=1000000 burst_lead=6s purg_dur=5s idle_dur=5s
 	http_dur=5s http_rounds=1 # about 16 s
+	scal_count=1 scal_time=300ms # about 70 s
 else
 	mode=full
 	sweep_ns=0,1000,100000,1000000,5000000 sweep_count=3 sweep_time=1s
 	head_count=10 head_time=1s head_libs=wheel,runtime,gozero
 	acc_n=100000 acc_grace=10s burst_n=1000000 burst_lead=8s purg_dur=20s idle_dur=10s
 	http_dur=10s http_rounds=3 # about 75 s
+	scal_count=3 scal_time=1s # about 4 minutes
 fi
 
 commands=()
@@ -38,6 +40,7 @@ step() { # step OUTFILE ENV... -- COMMAND...: runs a command, logging it.
 	# Logged as the equivalent commands to type in bench/.
 	local c="$*"
 	c=${c//"$bin/bench.test -test.run ^\$"/"go test -run '^\$'"}
+	c=${c//"$bin/core.test -test.run ^\$"/"go test -C .. -run '^\$'"}
 	c=${c//-test./-}
 	c=${c//"$bin/"/"go run ./cmd/"}
 	commands+=("${envs[*]:+${envs[*]} }$c >> docs/bench/$(basename "$file")")
@@ -51,11 +54,12 @@ step() { # step OUTFILE ENV... -- COMMAND...: runs a command, logging it.
 failures=()
 
 # Only this script's outputs: other tools write beside them.
-for f in ops headline heap parallel benchstat env; do rm -f "$out/$f.txt"; done
+for f in ops headline heap parallel scaling benchstat env; do rm -f "$out/$f.txt"; done
 for f in accuracy burst purgatory idle httpserver; do rm -f "$out/$f.jsonl"; done
 start=$(date +%s)
 
 go test -c -o "$bin/bench.test" .
+(cd .. && go test -c -o "$bin/core.test" .) # the root package's own benchmarks
 for c in accuracy burst purgatory idle httpserver; do go build -o "$bin/$c" "./cmd/$c"; done
 tb="$bin/bench.test -test.run ^$"
 
@@ -75,6 +79,12 @@ step "$out/heap.txt" BENCH_HEAP_N=1000000 -- $tb -test.bench '^BenchmarkHeap$' -
 # 6: AfterFunc+Stop from every P.
 step "$out/parallel.txt" BENCH_PAR_NS=0,1000000 -- $tb -test.bench '^BenchmarkParallelAfterFuncStop$' \
 	-test.benchtime $sweep_time -test.count $sweep_count
+# 6a: the same from 1 to 16 Ps, with what decides scaling (collisions,
+# lock waits, lock hold time), from the root package's benchmarks.
+step "$out/scaling.txt" -- $bin/core.test -test.run '^$' -test.bench '^BenchmarkParallelAfterFuncStop$/goroutines/pending=1000000/impl' \
+	-test.cpu 1,2,4,8,16 -test.benchtime $scal_time -test.count $scal_count
+step "$out/scaling.txt" -- $bin/core.test -test.run '^$' -test.bench '^BenchmarkShardLockHold$' \
+	-test.benchtime $scal_time -test.count $scal_count
 
 # 4: firing accuracy, idle and with every core busy.
 for load in "" -busy; do

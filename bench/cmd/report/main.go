@@ -53,6 +53,9 @@ func run(docs string) error {
 	if err = readJSONL(filepath.Join(raw, "httpserver.jsonl"), &r.httpServer); err != nil {
 		return err
 	}
+	if r.scaling, err = readBenchProcs(filepath.Join(raw, "scaling.txt")); err != nil {
+		return err
+	}
 	if r.env, err = readEnv(filepath.Join(raw, "env.txt")); err != nil {
 		return err
 	}
@@ -95,7 +98,13 @@ func key(bench, lib, n string) string {
 // readBench parses `go test -bench` output lines:
 //
 //	BenchmarkReset/lib=wheel/N=1M-2   1000000   41.0 ns/op   0 B/op   0 allocs/op
-func readBench(path string) (benchSet, error) {
+func readBench(path string) (benchSet, error) { return readBenchAs(path, false) }
+
+// readBenchProcs is readBench for a run with -cpu: the GOMAXPROCS suffix is
+// kept in the name, as "/procs=4".
+func readBenchProcs(path string) (benchSet, error) { return readBenchAs(path, true) }
+
+func readBenchAs(path string, keepProcs bool) (benchSet, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -113,10 +122,14 @@ func readBench(path string) (benchSet, error) {
 			continue
 		}
 		name := strings.TrimPrefix(fields[0], "Benchmark")
+		procs := "1" // go test leaves the suffix off for GOMAXPROCS 1
 		if i := strings.LastIndexByte(name, '-'); i > 0 {
 			if _, err := strconv.Atoi(name[i+1:]); err == nil {
-				name = name[:i] // the GOMAXPROCS suffix
+				name, procs = name[:i], name[i+1:]
 			}
+		}
+		if keepProcs {
+			name += "/procs=" + procs
 		}
 		if set[name] == nil {
 			set[name] = map[string][]float64{}

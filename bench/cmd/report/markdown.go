@@ -103,6 +103,7 @@ func (r *report) markdown() string {
 	r.sweepSection(&b)
 	r.heapSection(&b)
 	r.parallelSection(&b)
+	r.scalingSection(&b)
 	r.accuracySection(&b)
 	r.burstSection(&b)
 	r.purgatorySection(&b)

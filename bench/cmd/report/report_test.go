@@ -85,3 +85,22 @@ func TestHTTPRowsPairRatiosByRound(t *testing.T) {
 		t.Errorf("3000 runtime = %+v", rt)
 	}
 }
+
+func TestReadBenchProcsKeepsGOMAXPROCS(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "scaling.txt")
+	out := "BenchmarkP/impl=wheel \t 100\t 140 ns/op\t 0 collisions/op\n" +
+		"BenchmarkP/impl=wheel-4 \t 100\t 80.5 ns/op\t 2e-06 collisions/op\n"
+	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := readBenchProcs(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.med("P/impl=wheel/procs=1", "ns/op"); got != 140 {
+		t.Errorf("GOMAXPROCS 1 (no suffix): got %v ns/op, want 140", got)
+	}
+	if got := s.med("P/impl=wheel/procs=4", "collisions/op"); got != 2e-06 {
+		t.Errorf("GOMAXPROCS 4: got %v collisions/op, want 2e-06", got)
+	}
+}

@@ -17,6 +17,7 @@ type report struct {
 	headline   benchSet
 	heap       benchSet
 	parallel   benchSet
+	scaling    benchSet // the root package's benchmarks, per GOMAXPROCS
 	accuracy   []accuracy
 	burst      []burst
 	purgatory  []purgatory
