@@ -14,38 +14,51 @@ import (
 // without any goroutine being woken for it.
 
 // chunk is how many timers the advancer moves per hold of a shard's lock, so
-// that adds wait for at most one chunk, never for a whole large bucket. 256
-// moves take about 10 µs; smaller chunks cost the poller more lock handovers
-// in an expiry burst of a million timers without helping adds measurably.
+// that adds wait for at most one chunk, never for a whole large bucket: 256
+// moves take 5.5 µs when they cascade (21 ns a timer) and 1.6 µs when they
+// fire (6 ns, callbacks handed over after the lock is released);
+// BenchmarkFlushChunk. Smaller chunks cost the poller more lock handovers in
+// an expiry burst of a million timers.
 const chunk = 256
 
 // callerBudget bounds the work a caller does for the wheel per call: at most
-// this many timers moved (and callbacks handed over, each a goroutine start
-// in the default mode, about 0.3 µs). A caller that leaves work behind kicks
-// the poller to finish it. 64 keeps the worst added latency of an AfterFunc
-// near 20 µs, while a server's usual due work per tick (a few timers per
-// shard) is done in one call.
+// this many timers moved, and their callbacks handed over. A caller that
+// leaves a bucket half flushed kicks the poller to finish it. Handing a
+// callback to its own goroutine costs the caller 0.77 µs
+// (BenchmarkCallbackHandover), so a caller that fires a whole budget spends
+// about 50 µs, once per tick at most (one caller advances at a time); moving
+// 64 timers down a level costs 1.4 µs. A server's usual due work per tick (a
+// few timers per shard) is done in one call. With 16, the purgatory load
+// (bench/cmd/purgatory, 100k timers/s) left buckets half flushed often
+// enough to wake the poller on 2-4% more of its ticks.
 const callerBudget = 64
 
 // maxGrace bounds how long the poller's alarm rings after a due bucket while
-// callers have been advancing the wheel (see graceFor).
-const maxGrace = time.Millisecond
+// callers have been advancing the wheel (see graceFor). It is 2 ms because a
+// goroutine that sleeps between calls wakes no sooner than about 1.1 ms later
+// (time.Sleep(10*time.Microsecond) takes 1.12 ms at the median on Linux, where
+// the runtime's netpoller waits in whole milliseconds), so callers arrive in
+// bursts about 1.1 ms apart: with a 1 ms grace the alarm raced them, and the
+// purgatory load woke the poller on 9.8% of its ticks; with 2 ms, on 1.7%,
+// most of them after the load had stopped (bench/cmd/purgatory -lib wheel).
+const maxGrace = 2 * time.Millisecond
 
 type advancer struct {
 	mu       sync.Mutex
 	flushing *bucket  // taken from the queue, not yet fully flushed
 	ready    []func() // callbacks of the chunk just flushed, reused
 	grace    time.Duration
+	lastHelp time.Duration // the wheel time at which a caller last advanced the wheel
 }
 
 // graceFor returns how late, after a bucket is due, the poller's alarm rings
-// while callers are advancing the wheel: one tick, at most maxGrace. A caller
+// while callers are advancing the wheel: two ticks, at most maxGrace. A caller
 // arriving in that time flushes the bucket and moves the alarm on, so a
-// process that calls the wheel more often than once a tick wakes the poller
-// almost never. The cost is lateness: a bucket that falls due just as callers
-// stop is flushed up to one grace later than on an idle wheel, whose poller
-// rings on time.
-func graceFor(tick time.Duration) time.Duration { return min(tick, maxGrace) }
+// process that calls the wheel more often than once a grace wakes the poller
+// almost never. The cost is lateness: a bucket that falls due while callers
+// are advancing the wheel may be flushed up to one grace later than on an
+// idle wheel, whose poller rings on time.
+func graceFor(tick time.Duration) time.Duration { return min(2*tick, maxGrace) }
 
 // help is called by AfterFunc, NewTimer and Reset after their own work, with
 // the wheel time they read: if a bucket is due and no one is advancing the
@@ -57,9 +70,13 @@ func (tw *TimingWheel) help(now time.Duration) {
 		return
 	}
 	tw.queue.SetGrace(tw.adv.grace)
-	more := tw.advanceLocked(now, callerBudget)
+	tw.adv.lastHelp = now
+	tw.advanceLocked(now, callerBudget)
+	// A due bucket still in the queue rings the alarm within a grace, if no
+	// caller takes it first; one taken and left half flushed does not.
+	halfFlushed := tw.adv.flushing != nil
 	tw.adv.mu.Unlock()
-	if more {
+	if halfFlushed {
 		tw.queue.Kick()
 	}
 }
@@ -101,8 +118,11 @@ func (tw *TimingWheel) advanceLocked(now time.Duration, budget int) (more bool) 
 
 // poll is the wheel's only goroutine: it sleeps until a bucket is due (or a
 // caller kicks it) and advances the wheel, until Stop. Finding a bucket due
-// when it wakes means callers are not advancing the wheel, so it turns the
-// grace off until they do again.
+// when it wakes, with no caller having advanced the wheel for two graces,
+// means callers have stopped doing it, so it turns the grace off until they
+// do again: an idle wheel fires on time. (One miss is forgiven, as callers
+// that pause for a garbage collection or a burst of other work have not
+// stopped.)
 func (tw *TimingWheel) poll() {
 	defer close(tw.done)
 	if tw.exec.mode == execInline {
@@ -112,7 +132,9 @@ func (tw *TimingWheel) poll() {
 		tw.adv.mu.Lock()
 		now := tw.queue.Now()
 		if tw.queue.Next() <= now {
-			tw.queue.SetGrace(0)
+			if now-tw.adv.lastHelp > 2*tw.adv.grace {
+				tw.queue.SetGrace(0)
+			}
 		}
 		for tw.advanceLocked(now, chunk) {
 			// Let a caller in between chunks; it finds the work taken or

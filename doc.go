@@ -43,7 +43,7 @@
 // executor, never run on the caller), as the runtime runs due timers from the
 // scheduler loop it is already in; the poller is the fallback for a wheel
 // nobody calls, and while callers keep up its alarm rings up to one grace
-// (one tick, at most 1 ms) after a bucket is due, so it is not woken at all.
+// (two ticks, at most 2 ms) after a bucket is due, so it is not woken at all.
 //
 // With wheelSize rounded to a power of two (8 here, 512 by default), the
 // levels of a 1 ms wheel are:
@@ -84,7 +84,7 @@
 //   - Never early: a callback starts, or a value is sent on C, only after d
 //     has elapsed on the monotonic clock, at every level and after every
 //     cascade; at most one tick plus scheduling delay late, plus up to one
-//     grace (min(tick, 1 ms)) while callers are advancing the wheel.
+//     grace (min(2×tick, 2 ms)) while callers are advancing the wheel.
 //   - Exact Stop: for every arming of a timer exactly one of "a Stop returned
 //     true" and "the timer fired" holds, even while the poller cascades it.
 //   - Reset returns what time.Timer.Reset returns and re-arms a fired
@@ -99,6 +99,35 @@
 //   - Adds hold their shard's lock for an amortized constant amount of work
 //     (an append to a bucket's slice); the advancer moves at most 256 timers
 //     per hold of it, and a caller advances the wheel by at most 64 timers.
+//
+// # Choosing the tick and the wheel size
+//
+// The tick is the lateness you accept: a timer fires within one tick after
+// its deadline (plus up to min(2×tick, 2 ms) while callers advance the wheel,
+// plus scheduling delay), never before. For network timeouts of seconds, the
+// default 1 ms is plenty; 10 ms suits timeouts of minutes. A finer tick costs
+// more: the wheel does work, and the poller may wake, once per tick that has
+// a due bucket, and a timer's deadline is spread over more buckets (each
+// bucket that receives timers is one entry in the delay queue). A tick below
+// about 100 µs buys nothing, as the runtime's own timers are rarely more
+// punctual than that.
+//
+// The wheel size sets how far each level reaches: level L spans
+// wheelSize^(L+1) ticks (see the table above). A timer on level L is moved
+// down L times before it fires, unless it is stopped first, as most timeouts
+// are; so choose the size so that your common timeout lands on level 0 or 1.
+// With the default 512 at 1 ms, timeouts up to 0.5 s are never moved, up to
+// 4.4 minutes once, up to 37 hours twice. Size costs little memory: a level
+// is created only when a timer needs it, with a table of wheelSize/64
+// pointers per shard, and buckets are made and released as they are used.
+//
+// Share one wheel per process, as Netty advises for its HashedWheelTimer: a
+// wheel has its own poller goroutine, runtime alarm, delay queue and four
+// shards per P, and all timers due in one tick of a shard share one bucket,
+// however many there are. A wheel per connection or per request multiplies
+// all of that and batches nothing. The package-level functions use one
+// default wheel (1 ms, 512); make your own only to choose another tick, a
+// Clock, or an executor.
 //
 // # Differences from package time
 //

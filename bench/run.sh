@@ -19,14 +19,14 @@ if [[ -n "${BENCH_QUICK:-}" ]]; then
 	mode=quick
 	sweep_ns=0,1000,100000,1000000 sweep_count=1 sweep_time=200ms
 	head_count=6 head_time=300ms head_libs=wheel,runtime # go-zero's 1M figures come from the sweep
-	acc_n=100000 acc_grace=5s burst_n=1000000 burst_lead=6s purg_dur=5s idle_dur=5s
+	acc_n=100000 acc_grace=5s burst_n=1000000 burst_lead=6s purg_dur=5s purg_rounds=1 idle_dur=5s
 	http_dur=5s http_rounds=1 # about 16 s
 	scal_count=1 scal_time=300ms # about 70 s
 else
 	mode=full
 	sweep_ns=0,1000,100000,1000000,5000000 sweep_count=3 sweep_time=1s
 	head_count=10 head_time=1s head_libs=wheel,runtime,gozero
-	acc_n=100000 acc_grace=10s burst_n=1000000 burst_lead=8s purg_dur=20s idle_dur=10s
+	acc_n=100000 acc_grace=10s burst_n=1000000 burst_lead=8s purg_dur=10s purg_rounds=5 idle_dur=10s
 	http_dur=10s http_rounds=3 # about 75 s
 	scal_count=3 scal_time=1s # about 4 minutes
 fi
@@ -99,9 +99,12 @@ done
 for lib in runtime wheel wheel-pool gozero; do
 	step "$out/burst.jsonl" -- "$bin/burst" -lib $lib -n $burst_n -lead $burst_lead
 done
-# 7: purgatory; "none" is the load generator alone.
-for lib in none runtime wheel gozero; do
-	step "$out/purgatory.jsonl" -- "$bin/purgatory" -lib $lib -duration $purg_dur
+# 7: purgatory; "none" is the load generator alone. Every round runs each
+# library in turn, so the report pairs them within a round.
+for ((i = 0; i < purg_rounds; i++)); do
+	for lib in none runtime wheel gozero; do
+		step "$out/purgatory.jsonl" -- "$bin/purgatory" -lib $lib -duration $purg_dur
+	done
 done
 # 8: idle cost with 1M far-future timers.
 for lib in runtime wheel gozero; do

@@ -127,7 +127,7 @@ func run(l lib.Lib, rate float64, dur, timeout, p50, p75 time.Duration) result {
 	stopSampling := sampleHeap(&peakHeap)
 
 	runtime.GC()
-	gc0, cpu0 := measure.ReadGC(), measure.CPU()
+	gc0, cpu0, w0 := measure.ReadGC(), measure.CPU(), l.Wakeups()
 	start := time.Now()
 	var pending byCompletion
 	nextArrival := time.Duration(0)
@@ -180,7 +180,7 @@ func run(l lib.Lib, rate float64, dur, timeout, p50, p75 time.Duration) result {
 	for res.StopsTrue+timedOut.Load() < res.Requests && time.Since(start) < dur+timeout+10*time.Second {
 		time.Sleep(time.Millisecond)
 	}
-	cpu1, gc1 := measure.CPU(), measure.ReadGC()
+	cpu1, gc1, w1, elapsed := measure.CPU(), measure.ReadGC(), l.Wakeups(), time.Since(start)
 	stopSampling()
 
 	perM := 1e6 / float64(res.Requests)
@@ -191,6 +191,11 @@ func run(l lib.Lib, rate float64, dur, timeout, p50, p75 time.Duration) result {
 	res.GCCyclesPerM = float64(gc1.Cycles-gc0.Cycles) * perM
 	res.GCPauseMsPerM = measure.Ms(gc1.Pause-gc0.Pause) * perM
 	res.PeakHeapMB = float64(peakHeap.Load()) / (1 << 20)
+	res.Wakeups = -1
+	if w0 >= 0 {
+		res.Wakeups = w1 - w0
+		res.WakeupsPerTick = float64(res.Wakeups) / float64(elapsed/time.Millisecond) // a 1 ms tick
+	}
 	latMu.Lock()
 	res.Lateness = measure.Summarize(lateness, false)
 	latMu.Unlock()

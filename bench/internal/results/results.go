@@ -59,6 +59,11 @@ type Purgatory struct {
 	GCPauseMsPerM float64         `json:"gc_pause_ms_per_m"`
 	PeakHeapMB    float64         `json:"peak_heap_mb"`
 	Lateness      measure.Summary `json:"timeout_lateness"`
+	// Wakeups counts the library's poller wake-ups over the run, -1 if it
+	// does not count them; WakeupsPerTick divides them by the 1 ms ticks
+	// elapsed.
+	Wakeups        int64   `json:"poller_wakeups"`
+	WakeupsPerTick float64 `json:"poller_wakeups_per_tick"`
 }
 
 // Idle is one run of bench/cmd/idle: the cost of holding far-future timers.
