@@ -33,7 +33,8 @@ func (e every) Next(prev time.Time) time.Time { return prev.Add(time.Duration(e)
 // maxSkips bounds the Next calls one run of a schedule makes to skip runs
 // merged into it, so that the advancer's work per run stays bounded: a
 // schedule of Every(time.Nanosecond) on a 1 ms wheel needs 10^6 calls a
-// tick, and 1024 of Every's calls take about 10 µs, one chunk's worth.
+// tick, and 1024 of Every's calls take 3.9 µs (BenchmarkEveryNextSkips),
+// less than the advancer's hold of a shard for one chunk (see chunk).
 const maxSkips = 1024
 
 // schedule is the part of a ScheduleFunc timer that one-shot timers lack.
