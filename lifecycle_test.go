@@ -239,7 +239,15 @@ func TestPendingAtStopNeverFire(t *testing.T) {
 	for i := range ranBefore {
 		ranBefore[i] = runs[i].Load()
 	}
-	time.Sleep(30 * time.Millisecond) // callbacks handed over before Stop finish
+	// Wait for the callbacks handed over before Stop to run (a fixed sleep
+	// is not enough on a loaded machine): as many as Stats counted fired.
+	require.Eventually(t, func() bool {
+		var total int32
+		for i := range runs {
+			total += runs[i].Load()
+		}
+		return uint64(total) >= s.Fired
+	}, 10*time.Second, time.Millisecond, "callbacks fired before Stop did not all run")
 	firedOrDropped := 0
 	for i, tm := range timers {
 		stop := tm.Stop()
