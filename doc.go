@@ -95,10 +95,15 @@
 //   - d <= 0 fires promptly and asynchronously; durations up to
 //     math.MaxInt64 saturate instead of wrapping.
 //   - Stop of the wheel is idempotent, drops and releases pending timers,
-//     and leaves no goroutine behind; adds after it neither block nor fire.
+//     and its poller (and WithWorkerPool's workers) have exited when it
+//     returns; callbacks already started on their own goroutines are not
+//     waited for. Adds after it neither block nor fire.
 //   - Adds hold their shard's lock for an amortized constant amount of work
-//     (an append to a bucket's slice); the advancer moves at most 256 timers
-//     per hold of it, and a caller advances the wheel by at most 64 timers.
+//     (an append to a bucket's slice). They never wait for the poller as
+//     such, but may wait for its hold of a shard's lock, at most 256 timers
+//     (about 6 µs); a ScheduleFunc also waits for the Next calls of other
+//     schedules, which all run under the first shard's lock. A caller that
+//     finds a bucket due advances the wheel by at most 64 timers.
 //
 // # Choosing the tick and the wheel size
 //
