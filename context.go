@@ -11,13 +11,20 @@ import (
 // Contexts whose deadline is a timer on the wheel: context.WithTimeout and
 // friends, with the wheel's cost instead of a runtime timer's.
 //
-// A timeoutCtx is one allocation with its Timer embedded, plus the closure
-// that is both the Timer's callback and the CancelFunc, plus the done
-// channel once Done is called (224 bytes in 3 allocations, against 384 in 5
-// for context.WithTimeout; see BenchmarkWithTimeout). To fit, it has no mutex
-// of its own: the mu of its Timer's shard guards done, extra and the Timer,
-// which also makes "cancel stopped the timer" and "the timer fired" one
-// decision under one lock.
+// A timeoutCtx is one allocation with its Timer embedded, plus one closure
+// (fire) that is the Timer's callback, the CancelFunc and the hook its
+// parent calls, plus the done channel once Done is called: 224 bytes in 3
+// allocations, against 384 in 5 for context.WithTimeout (BenchmarkWithTimeout,
+// parent=background). To fit in 96 bytes it has no mutex of its own: the mu
+// of its Timer's shard guards done, extra and the Timer, which also makes
+// "cancel stopped the timer" and "the timer fired" one decision under one
+// lock. Hooks, and the parent's methods, are called with that mu released:
+// the parent, a child or an AfterFunc may live on the same shard.
+//
+// On a parent of package context's (a cancelCtx), watching the parent costs
+// a context.AfterFunc (128 bytes) and extra (64): package context adds its
+// own children to the parent's map for free, which no other package can, so
+// there the wheel context costs 416 bytes against 384.
 type timeoutCtx struct {
 	parent context.Context
 	timer  Timer // f is fire; its owner's shard's mu guards the fields below

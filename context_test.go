@@ -471,3 +471,72 @@ func TestContextPanics(t *testing.T) {
 	af := ctx.(interface{ AfterFunc(func()) func() bool })
 	assert.PanicsWithValue(t, "timingwheel: AfterFunc called on a context with nil func", func() { af.AfterFunc(nil) })
 }
+
+// TestContextDeadlineAndString: WithDeadline returns the caller's deadline
+// as given (location included), and String names the parent, as package
+// context's does.
+func TestContextDeadlineAndString(t *testing.T) {
+	fc := NewFakeClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	tw, err := New(time.Millisecond, 64, WithClock(fc))
+	require.NoError(t, err)
+	defer tw.Stop()
+	at := fc.Now().Add(90 * time.Second).In(time.FixedZone("X", 3600))
+	ctx, cancel := tw.WithDeadline(context.Background(), at)
+	defer cancel()
+	got, ok := ctx.Deadline()
+	assert.True(t, ok)
+	assert.True(t, got == at, "Deadline() = %v, want %v as given", got, at)
+	assert.Equal(t, "context.Background.WithDeadline("+at.String()+" [1m30s])", ctx.(fmt.Stringer).String())
+
+	timeout, cancelTimeout := tw.WithTimeout(ctx, time.Minute)
+	defer cancelTimeout()
+	dl, _ := timeout.Deadline()
+	assert.True(t, dl.Equal(fc.Now().Add(time.Minute)))
+	assert.Equal(t, ctx.(fmt.Stringer).String()+".WithDeadline("+dl.String()+" [1m0s])", timeout.(fmt.Stringer).String())
+}
+
+// TestContextOnEveryExecutor expires a wheel context with wheel and package
+// context children on each callback mode: hooks run with no lock held, also
+// on the poller (inline) and on a worker.
+func TestContextOnEveryExecutor(t *testing.T) {
+	for name, opt := range map[string][]Option{
+		"goroutines": nil,
+		"inline":     {WithInlineCallbacks()},
+		"pool":       {WithWorkerPool(2)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			fc := NewFakeClock(time.Unix(0, 0))
+			tw, err := New(time.Millisecond, 8, append(opt, WithClock(fc))...)
+			require.NoError(t, err)
+			defer tw.Stop()
+			parent, cancel := tw.WithTimeoutCause(context.Background(), 10*time.Millisecond, errCause)
+			defer cancel()
+			var children []context.Context
+			for range 10 {
+				w, cw := tw.WithTimeout(parent, time.Hour) // parent's deadline is earlier: a WithCancel
+				defer cw()
+				w2, cw2 := tw.WithDeadline(parent, time.Unix(0, 0).Add(5*time.Millisecond)) // a wheel context
+				defer cw2()
+				c, cc := context.WithCancel(w2)
+				defer cc()
+				children = append(children, w, w2, c)
+			}
+			fc.Advance(5 * time.Millisecond)
+			for i, c := range children {
+				if i%3 == 0 {
+					continue // the children of parent, not yet due
+				}
+				awaitDone(t, c)
+				assert.ErrorIs(t, c.Err(), context.DeadlineExceeded)
+				assert.Equal(t, context.DeadlineExceeded, context.Cause(c))
+			}
+			require.NoError(t, parent.Err())
+			fc.Advance(5 * time.Millisecond)
+			for _, c := range children {
+				awaitDone(t, c)
+			}
+			assert.Equal(t, errCause, context.Cause(children[0]))
+			assert.Equal(t, 0, tw.Len())
+		})
+	}
+}
