@@ -102,3 +102,36 @@ func ctxDoneNotYet(ctx context.Context) <-chan struct{} {
 		return closedchan
 	}
 }
+
+// BenchmarkChildOfWithTimeout is the cost of a package context child
+// (context.WithCancel, Done, cancel) of a pending timeout context made by
+// each implementation: on the wheel's, package context watches it through
+// its AfterFunc method instead of the parent's map of children.
+func BenchmarkChildOfWithTimeout(b *testing.B) {
+	tw, err := New(DefaultTick, DefaultWheelSize)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tw.Stop()
+	for _, im := range []struct {
+		name        string
+		withTimeout func(context.Context, time.Duration) (context.Context, context.CancelFunc)
+	}{{"wheel", tw.WithTimeout}, {"context", context.WithTimeout}} {
+		b.Run("impl="+im.name, func(b *testing.B) {
+			parent, cancel := im.withTimeout(context.Background(), time.Hour)
+			defer cancel()
+			var last context.Context
+			b.ReportAllocs()
+			for range b.N {
+				child, cancelChild := context.WithCancel(parent)
+				<-ctxDoneNotYet(child)
+				cancelChild()
+				last = child
+			}
+			b.StopTimer()
+			if !errors.Is(last.Err(), context.Canceled) || parent.Err() != nil {
+				b.Fatalf("child Err = %v, parent Err = %v: want Canceled, nil", last.Err(), parent.Err())
+			}
+		})
+	}
+}
