@@ -100,7 +100,8 @@ func causeCarrier(cause error) any {
 // cancelCtxKey returns the key under which package context's Cause asks a
 // context for its cancelCtx, learned by asking Cause about a probe: the key
 // is unexported. If a future Go stops asking, it is nil and Cause reports
-// Err instead of a custom cause (TestContextCause fails then).
+// Err instead of a custom cause (TestContextSameAsPackageContext fails
+// then, in "timeout cause expires").
 var cancelCtxKey = sync.OnceValue(func() any {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
