@@ -1,0 +1,488 @@
+package timingwheel
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Contexts whose deadline is a timer on the wheel: context.WithTimeout and
+// friends, with the wheel's cost instead of a runtime timer's.
+//
+// A timeoutCtx is one allocation with its Timer embedded, plus one closure
+// (fire) that is the Timer's callback, the CancelFunc and the hook its
+// parent calls, plus the done channel once Done is called: 224 bytes in 3
+// allocations, against 384 in 5 for context.WithTimeout (BenchmarkWithTimeout,
+// parent=background). To fit in 96 bytes it has no mutex of its own: the mu
+// of its Timer's shard guards done, extra and the Timer, which also makes
+// "cancel stopped the timer" and "the timer fired" one decision under one
+// lock. Hooks, and the parent's methods, are called with that mu released:
+// the parent, a child or an AfterFunc may live on the same shard.
+//
+// On a parent of package context's (a cancelCtx), watching the parent costs
+// a context.AfterFunc (128 bytes) and extra (64): package context adds its
+// own children to the parent's map for free, which no other package can, so
+// there the wheel context costs 416 bytes against 384.
+type timeoutCtx struct {
+	parent context.Context
+	timer  Timer // f is fire; its owner's shard's mu guards the fields below
+	// deadline is in wheel time (since the wheel's epoch); WithDeadline keeps
+	// the caller's exact time.Time in extra.
+	deadline time.Duration
+	done     chan struct{}             // made by Done; closedchan if done first
+	result   atomic.Pointer[ctxResult] // nil until done, then never changed
+	extra    *ctxExtra                 // what few contexts need; nil for most
+}
+
+// ctxExtra holds what only some contexts need, so that the common one, a
+// WithTimeout on Background with no cause, does not carry it.
+type ctxExtra struct {
+	cause       error     // WithTimeoutCause, WithDeadlineCause: the cause at expiry
+	deadline    time.Time // WithDeadline: the caller's time, returned as given
+	hasDeadline bool
+	hooks       map[*ctxHook]struct{} // AfterFunc and wheel children, until done
+	stopParent  func() bool           // releases the registration with the parent
+}
+
+// A ctxHook is a function to call once the context is done: an AfterFunc's
+// f, on its own goroutine, or (sync) a wheel child's fire, called
+// directly so that a wheel child is done as soon as its parent's cancel
+// returns, as package context's children are.
+type ctxHook struct {
+	f    func()
+	sync bool
+}
+
+// ctxResult is why a context is done. It never changes once stored.
+type ctxResult struct {
+	err, cause error
+	// carrier is what Value returns for package context's cancelCtxKey, so
+	// that context.Cause reports cause; nil when cause is err, for which
+	// Cause falls back to Err.
+	carrier any
+}
+
+var (
+	canceledResult = &ctxResult{err: context.Canceled, cause: context.Canceled}
+	expiredResult  = &ctxResult{err: context.DeadlineExceeded, cause: context.DeadlineExceeded}
+)
+
+func newResult(err, cause error) *ctxResult {
+	if cause == nil || cause == err {
+		switch err {
+		case context.Canceled:
+			return canceledResult
+		case context.DeadlineExceeded:
+			return expiredResult
+		}
+		return &ctxResult{err: err, cause: err}
+	}
+	return &ctxResult{err: err, cause: cause, carrier: causeCarrier(cause)}
+}
+
+// causeCarrier returns package context's own record of a cancellation with
+// cause, as context.Cause looks it up through Value. context.Cause reads the
+// cause only from package context's cancelCtx, which no other package can
+// make except through WithCancelCause: so one is made, cancelled with cause,
+// only for the rare context done with a cause other than its error.
+func causeCarrier(cause error) any {
+	key := cancelCtxKey()
+	if key == nil {
+		return nil
+	}
+	cc, cancel := context.WithCancelCause(context.Background())
+	cancel(cause)
+	return cc.Value(key)
+}
+
+// cancelCtxKey returns the key under which package context's Cause asks a
+// context for its cancelCtx, learned by asking Cause about a probe: the key
+// is unexported. If a future Go stops asking, it is nil and Cause reports
+// Err instead of a custom cause (TestContextSameAsPackageContext fails
+// then, in "timeout cause expires").
+var cancelCtxKey = sync.OnceValue(func() any {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	p := &keyProbe{Context: ctx}
+	_ = context.Cause(p)
+	return p.key
+})
+
+type keyProbe struct {
+	context.Context
+	key any
+}
+
+func (p *keyProbe) Value(key any) any {
+	if p.key == nil {
+		p.key = key
+	}
+	return nil
+}
+
+// closedchan is the Done channel of a context done before Done was called.
+var closedchan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
+// WithTimeout is context.WithTimeout with its timer on the wheel: it returns
+// WithDeadline(parent, now+d), now read from the wheel's clock.
+//
+// The returned context is done, with Err context.DeadlineExceeded, once d
+// has elapsed on the wheel's clock: never before, and about one tick after
+// at most (see the package documentation for the exact bound). Otherwise it
+// behaves as package context's: it is done when cancel is called or when
+// parent is done, whichever happens first; a d <= 0 returns a context that
+// is already done; cancel is idempotent and releases the timer at once
+// (Len drops). A nil parent panics.
+//
+// Children made on it with context.WithCancel, context.WithTimeout,
+// context.AfterFunc and the like cost no goroutine while pending: the
+// context has an AfterFunc method, which package context uses instead of
+// starting a goroutine to watch it. They are done shortly after it, on a
+// goroutine started then, as package context does for any parent with an
+// AfterFunc method. Children made with the wheel's WithTimeout or
+// WithDeadline are done before its cancel returns.
+//
+// On a stopped wheel the timer never fires: the context is done only by
+// cancel or by its parent.
+func (tw *TimingWheel) WithTimeout(parent context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return tw.WithTimeoutCause(parent, d, nil)
+}
+
+// WithTimeoutCause is WithTimeout that also sets the cause returned by
+// context.Cause when the timeout expires, as context.WithTimeoutCause does.
+// The returned CancelFunc does not set the cause.
+func (tw *TimingWheel) WithTimeoutCause(parent context.Context, d time.Duration, cause error) (context.Context, context.CancelFunc) {
+	if parent == nil {
+		panic("cannot create context from nil parent")
+	}
+	now := tw.queue.Now()
+	return tw.withDeadline(parent, now, addDuration(now, d), time.Time{}, false, cause)
+}
+
+// WithDeadline is context.WithDeadline with its timer on the wheel: the
+// returned context is done once the wheel's clock reads deadline or later,
+// never before. If parent's deadline is earlier, it returns
+// context.WithCancel(parent), as package context does. See WithTimeout for
+// the rest of the contract.
+func (tw *TimingWheel) WithDeadline(parent context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
+	return tw.WithDeadlineCause(parent, deadline, nil)
+}
+
+// WithDeadlineCause is WithDeadline that also sets the cause returned by
+// context.Cause when the deadline is exceeded, as context.WithDeadlineCause
+// does. The returned CancelFunc does not set the cause.
+func (tw *TimingWheel) WithDeadlineCause(parent context.Context, deadline time.Time, cause error) (context.Context, context.CancelFunc) {
+	if parent == nil {
+		panic("cannot create context from nil parent")
+	}
+	return tw.withDeadline(parent, tw.queue.Now(), deadline.Sub(tw.epoch), deadline, true, cause)
+}
+
+// withDeadline makes the context due at wheel time at, read at wheel time
+// now; exact is the caller's deadline for WithDeadline.
+func (tw *TimingWheel) withDeadline(parent context.Context, now, at time.Duration, exact time.Time, hasExact bool, cause error) (context.Context, context.CancelFunc) {
+	if !hasExact {
+		exact = tw.timeOf(at)
+	}
+	if cur, ok := parent.Deadline(); ok && cur.Before(exact) {
+		// The parent's deadline is earlier: the new one would never be the
+		// reason, as package context reasons too.
+		return context.WithCancel(parent)
+	}
+	c := &timeoutCtx{parent: parent, deadline: at}
+	c.timer.f = c.fire
+	if cause != nil || hasExact {
+		c.extra = &ctxExtra{cause: cause, deadline: exact, hasDeadline: hasExact}
+	}
+	pdone := parent.Done()
+	if pdone != nil {
+		select {
+		case <-pdone:
+			// Done already: so is the child, with the parent's reason, as
+			// package context decides before it looks at the deadline.
+			c.timer.owner = &tw.lockShard().owner
+			c.result.Store(newResult(parent.Err(), context.Cause(parent)))
+			c.timer.owner.shard.mu.Unlock()
+			return c, context.CancelFunc(c.timer.f)
+		default:
+		}
+	}
+	s := tw.lockShard()
+	c.timer.owner = &s.owner
+	var run func()
+	if at <= now {
+		c.result.Store(c.expiredLocked())
+	} else {
+		// Due at the first tick that begins at or after the deadline, so
+		// the context cannot be done early (see dueAt).
+		run = s.startLocked(&c.timer, tw.dueAt(at), now)
+	}
+	s.mu.Unlock()
+	if run != nil {
+		tw.exec.run(run)
+	}
+	tw.help(now)
+	if pdone != nil && c.result.Load() == nil {
+		c.watch(parent)
+	}
+	return c, context.CancelFunc(c.timer.f)
+}
+
+// watch arranges for c to be done when its parent is, without a goroutine
+// while both are pending.
+func (c *timeoutCtx) watch(parent context.Context) {
+	var stop func() bool
+	if p, ok := parent.(*timeoutCtx); ok {
+		stop = p.addHook(&ctxHook{f: c.timer.f, sync: true})
+	} else {
+		// For package context's contexts, and any with an AfterFunc
+		// method, this costs no goroutine until the parent is done.
+		stop = context.AfterFunc(parent, c.timer.f)
+	}
+	s := c.shard()
+	s.mu.Lock()
+	if c.result.Load() != nil {
+		s.mu.Unlock()
+		stop() // c was done meanwhile: nothing to watch for any more
+		return
+	}
+	c.extraLocked().stopParent = stop
+	s.mu.Unlock()
+}
+
+func (c *timeoutCtx) shard() *shard { return c.timer.owner.shard }
+
+func (c *timeoutCtx) extraLocked() *ctxExtra {
+	if c.extra == nil {
+		c.extra = &ctxExtra{}
+	}
+	return c.extra
+}
+
+// expiredLocked returns the result of the deadline passing.
+func (c *timeoutCtx) expiredLocked() *ctxResult {
+	if c.extra != nil && c.extra.cause != nil {
+		return newResult(context.DeadlineExceeded, c.extra.cause)
+	}
+	return expiredResult
+}
+
+// fire is the Timer's callback, the CancelFunc, and what the parent calls
+// when it is done: one closure for the three saves two allocations per
+// context. Which one called is read from the parent and the Timer, the
+// Timer under the lock that decides it. A done parent means the parent's
+// reason, as package context has cancelled its children by the time its
+// parent's cancel returns. Otherwise, if the Timer was pending this is a
+// cancel, and stopping it releases it from the wheel; if it has fired, the
+// deadline has passed, and a cancel that comes after that but before the
+// callback ran finds the context expired, as it would had the callback been
+// quicker.
+func (c *timeoutCtx) fire() {
+	var r *ctxResult
+	if parentIsDone(c.parent) { // read before the lock: parent may be on this shard
+		r = newResult(c.parent.Err(), context.Cause(c.parent))
+	}
+	s := c.shard()
+	s.mu.Lock()
+	if c.result.Load() != nil {
+		s.mu.Unlock()
+		return
+	}
+	stopped := s.stopLocked(&c.timer)
+	if r == nil {
+		r = canceledResult
+		if !stopped && c.timer.state == stateFired {
+			r = c.expiredLocked()
+		}
+	}
+	c.finish(s, r)
+}
+
+func parentIsDone(parent context.Context) bool {
+	if p, ok := parent.(*timeoutCtx); ok {
+		return p.result.Load() != nil // without p's lock
+	}
+	select {
+	case <-parent.Done(): // nil for Background: never
+		return true
+	default:
+		return false
+	}
+}
+
+// finish records r, closes the done channel, and with s.mu, which the caller
+// holds, released, runs the hooks and releases the registration with the
+// parent.
+func (c *timeoutCtx) finish(s *shard, r *ctxResult) {
+	c.result.Store(r)
+	if c.done == nil {
+		c.done = closedchan
+	} else {
+		close(c.done)
+	}
+	var hooks map[*ctxHook]struct{}
+	var stop func() bool
+	if x := c.extra; x != nil {
+		hooks, stop = x.hooks, x.stopParent
+		x.hooks, x.stopParent = nil, nil
+	}
+	s.mu.Unlock()
+	for h := range hooks {
+		if h.sync {
+			h.f()
+		} else {
+			go h.f()
+		}
+	}
+	if stop != nil {
+		stop()
+	}
+}
+
+// addHook arranges for h to run once c is done, at once if it is, and
+// returns the function that cancels that.
+func (c *timeoutCtx) addHook(h *ctxHook) (stop func() bool) {
+	s := c.shard()
+	s.mu.Lock()
+	if c.result.Load() != nil {
+		s.mu.Unlock()
+		if h.sync {
+			h.f()
+		} else {
+			go h.f()
+		}
+		return func() bool { return false }
+	}
+	x := c.extraLocked()
+	if x.hooks == nil {
+		x.hooks = make(map[*ctxHook]struct{})
+	}
+	x.hooks[h] = struct{}{}
+	s.mu.Unlock()
+	return func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		_, ok := x.hooks[h]
+		delete(x.hooks, h)
+		return ok
+	}
+}
+
+// AfterFunc arranges to call f in its own goroutine after the context is
+// done, with the semantics of context.AfterFunc(ctx, f): if the context is
+// done already, f starts at once; stop returns true if it stopped f from
+// being run, false if f has been started or already stopped. Package
+// context uses this method to watch the context for the children made on
+// it, instead of a goroutine each. A nil f panics.
+func (c *timeoutCtx) AfterFunc(f func()) (stop func() bool) {
+	if f == nil {
+		panic("timingwheel: AfterFunc called on a context with nil func")
+	}
+	return c.addHook(&ctxHook{f: f})
+}
+
+// Deadline returns the deadline: WithDeadline's as given, or WithTimeout's
+// now+d on the wheel's clock.
+func (c *timeoutCtx) Deadline() (time.Time, bool) {
+	s := c.shard()
+	s.mu.Lock()
+	x := c.extra
+	s.mu.Unlock()
+	if x != nil && x.hasDeadline { // deadline never changes once made
+		return x.deadline, true
+	}
+	return s.wheel.timeOf(c.deadline), true
+}
+
+// Done returns a channel closed when the context is done. It is made on the
+// first call, so a context whose Done is never called costs no channel.
+func (c *timeoutCtx) Done() <-chan struct{} {
+	s := c.shard()
+	s.mu.Lock()
+	if c.done == nil {
+		if c.result.Load() != nil {
+			c.done = closedchan
+		} else {
+			c.done = make(chan struct{})
+		}
+	}
+	d := c.done
+	s.mu.Unlock()
+	return d
+}
+
+// Err returns nil while the context is not done, and then why it is done.
+//
+// A parent that is not a wheel context tells its wheel children on a
+// goroutine of its own when it is done; Err does not wait for that, so that
+// a child's Err is non-nil as soon as its parent's is, as with package
+// context.
+func (c *timeoutCtx) Err() error {
+	if r := c.result.Load(); r != nil {
+		return r.err
+	}
+	if pdone := c.parent.Done(); pdone != nil {
+		select {
+		case <-pdone:
+			c.fire() // finds the parent done
+			return c.result.Load().err
+		default:
+		}
+	}
+	return nil
+}
+
+// Value returns the parent's value for key, except that package context's
+// Cause finds the cause of a context done with a cause other than its error.
+func (c *timeoutCtx) Value(key any) any {
+	if k := cancelCtxKey(); k != nil && key == k {
+		if r := c.result.Load(); r != nil {
+			return r.carrier
+		}
+		return nil // not done, so no cause; and package context then uses AfterFunc
+	}
+	return c.parent.Value(key)
+}
+
+// String has the shape of package context's: parent.WithDeadline(deadline
+// [time left on the wheel's clock]).
+func (c *timeoutCtx) String() string {
+	d, _ := c.Deadline()
+	return contextName(c.parent) + ".WithDeadline(" + d.String() + " [" +
+		d.Sub(c.shard().wheel.clock.Now()).String() + "])"
+}
+
+func contextName(c context.Context) string {
+	if s, ok := c.(fmt.Stringer); ok {
+		return s.String()
+	}
+	return fmt.Sprintf("%T", c)
+}
+
+// WithTimeout is Default().WithTimeout: context.WithTimeout on the default
+// wheel.
+func WithTimeout(parent context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return defaultWheel().WithTimeout(parent, d)
+}
+
+// WithTimeoutCause is Default().WithTimeoutCause.
+func WithTimeoutCause(parent context.Context, d time.Duration, cause error) (context.Context, context.CancelFunc) {
+	return defaultWheel().WithTimeoutCause(parent, d, cause)
+}
+
+// WithDeadline is Default().WithDeadline: context.WithDeadline on the
+// default wheel.
+func WithDeadline(parent context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
+	return defaultWheel().WithDeadline(parent, deadline)
+}
+
+// WithDeadlineCause is Default().WithDeadlineCause.
+func WithDeadlineCause(parent context.Context, deadline time.Time, cause error) (context.Context, context.CancelFunc) {
+	return defaultWheel().WithDeadlineCause(parent, deadline, cause)
+}
