@@ -22,9 +22,10 @@ import (
 // WithInlineCallbacks, so every expiration happens inside step, on the test's
 // goroutine, and the comparison after each step is exact.
 //
-// In inline mode a timer due at once (d <= 0) is put in the bucket of its
-// shard's currentTick+1. currentTick depends on which buckets were flushed,
-// which only a model of the buckets could predict, so the harness reads it
+// In inline mode a timer due at once (d <= 0) is put in the bucket of the
+// tick after its shard's currentTick or the clock's tick, whichever is
+// later. currentTick depends on which buckets were flushed, which only a
+// model of the buckets could predict, so the harness reads it
 // from the timer's shard once the timer is armed, and checks separately that
 // no shard's currentTick ever runs ahead of the clock.
 
@@ -233,7 +234,7 @@ func (h *harness) armed(m *modelTimer, d time.Duration) {
 		h.pending--
 		m.buffered, m.value = true, h.elapsed
 	default:
-		m.due = m.timer.currentTick() + 1
+		m.due = max(m.timer.currentTick(), h.elapsed/h.tick) + 1
 	}
 }
 
