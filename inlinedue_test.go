@@ -50,3 +50,55 @@ func TestInlineDueAtOnceBehindATakenBucket(t *testing.T) {
 	require.Equal(t, [3]int{1, 1, 1}, ran)
 	require.Zero(t, tw.Len())
 }
+
+// pastScheduler's first run is at a fixed time, whatever the time it is
+// asked at, then every ms.
+type pastScheduler struct {
+	first   time.Time
+	started bool
+}
+
+func (p *pastScheduler) Next(prev time.Time) time.Time {
+	if !p.started {
+		p.started = true
+		return p.first
+	}
+	return prev.Add(time.Millisecond)
+}
+
+// The same for a schedule whose first run is already past when it starts:
+// it runs at the clock's next tick, in a bucket ahead of the one the
+// advancer has taken, whatever the executor.
+func TestScheduleFromThePastBehindATakenBucket(t *testing.T) {
+	clock := NewFakeClock(time.Unix(0, 0))
+	tw, err := newManual(time.Millisecond, 8, WithClock(clock), WithInlineCallbacks())
+	require.NoError(t, err)
+	defer tw.Stop()
+	oneShard(tw)
+	var ran [3]int
+	tw.AfterFunc(5*time.Millisecond, func() { ran[0]++ })
+	clock.Advance(5 * time.Millisecond)
+
+	b, ok := tw.queue.PollDue(tw.queue.Now())
+	require.True(t, ok)
+	sched := tw.ScheduleFunc(&pastScheduler{first: time.Unix(0, 0)}, func() { ran[1]++ })
+	var ready []func()
+	_, done := b.shard.flush(b, chunk, &ready)
+	require.True(t, done)
+	for _, f := range ready {
+		f()
+	}
+	require.Equal(t, [3]int{1, 0, 0}, ran)
+
+	tw.AfterFunc(4*time.Millisecond, func() { ran[2]++ }) // tick 9: index 1, as tick 1
+	tw.step()
+	require.Equal(t, [3]int{1, 0, 0}, ran, "the schedule's first run is at the clock's next tick, 6")
+	clock.Advance(time.Millisecond)
+	tw.step()
+	require.Equal(t, [3]int{1, 1, 0}, ran)
+	require.True(t, sched.Stop())
+	clock.Advance(3 * time.Millisecond)
+	tw.step()
+	require.Equal(t, [3]int{1, 1, 1}, ran)
+	require.Zero(t, tw.Len())
+}

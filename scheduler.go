@@ -85,7 +85,10 @@ func (tw *TimingWheel) ScheduleFunc(s Scheduler, f func()) *Timer {
 		return t
 	}
 	sched.next = first
-	sh.startLocked(t, sh.scheduledTickLocked(first), now)
+	// A first run already past is due at the clock's next tick, not only
+	// after currentTick, which lags the clock while the advancer holds a
+	// bucket it has taken but not flushed (see startLocked).
+	sh.startLocked(t, max(sh.scheduledTickLocked(first), tw.tickOf(now)+1), now)
 	sh.mu.Unlock()
 	tw.help(now)
 	return t
