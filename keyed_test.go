@@ -39,7 +39,7 @@ type keyedModel struct {
 
 type keyedArming struct {
 	id       int
-	due      int64 // tick
+	due      int64     // tick
 	deadline time.Time // the clock at arming + d, not saturated: what Deadline reports
 }
 
@@ -221,6 +221,25 @@ func requireKeyedEmpty[K comparable](t *testing.T, k *Keyed[K]) {
 type keyedArmingCount struct {
 	ran       atomic.Int32
 	prevented atomic.Int32 // a replacing AfterFunc or a Stop reported it
+	// notBefore is the monotonic time (since stressBase) before which the
+	// callback must not run: d after the AfterFunc, or after the last Reset
+	// that reported moving it. ranAt is when the callback ran.
+	notBefore, ranAt atomic.Int64
+}
+
+var stressBase = time.Now()
+
+func stressNow() int64 { return int64(time.Since(stressBase)) }
+
+// keyedArming returns a new arming due d from now, and the callback that
+// records its run.
+func newKeyedArming(d time.Duration) (*keyedArmingCount, func()) {
+	a := new(keyedArmingCount)
+	a.notBefore.Store(stressNow() + int64(d))
+	return a, func() {
+		a.ranAt.Store(stressNow())
+		a.ran.Add(1)
+	}
 }
 
 // Every arming ends exactly one way, while timers fire on their own (or as
@@ -254,9 +273,10 @@ func TestKeyedStressExactPerArming(t *testing.T) {
 						c := cur[key]
 						switch r.IntN(4) {
 						case 0, 1:
-							a := new(keyedArmingCount)
+							d := stressDuration(r)
+							a, f := newKeyedArming(d)
 							mine = append(mine, a)
-							replaced := k.AfterFunc(key, stressDuration(r), func() { a.ran.Add(1) })
+							replaced := k.AfterFunc(key, d, f)
 							if c == nil && replaced {
 								t.Errorf("AfterFunc(%d) replaced a key that was not pending", key)
 							}
@@ -265,9 +285,15 @@ func TestKeyedStressExactPerArming(t *testing.T) {
 							}
 							cur[key] = a
 						case 2:
-							ok := k.Reset(key, stressDuration(r))
+							d := stressDuration(r)
+							notBefore := stressNow() + int64(d)
+							ok := k.Reset(key, d)
 							if c == nil && ok {
 								t.Errorf("Reset(%d) moved a key that was not pending", key)
+							}
+							if ok {
+								// Its callback cannot have run yet: the key was pending.
+								c.notBefore.Store(notBefore)
 							}
 							if !ok {
 								cur[key] = nil // it fired, and runs
@@ -313,7 +339,8 @@ var keyedStressCases = []struct {
 }
 
 // requireArmingsEnd waits for the callbacks already handed over to run, then
-// checks that each arming ran or was prevented, exactly once.
+// checks that each arming ran or was prevented, exactly once, and that none
+// ran before it was due.
 func requireArmingsEnd(t *testing.T, all []*keyedArmingCount) {
 	t.Helper()
 	ended := func() (n int) {
@@ -328,6 +355,9 @@ func requireArmingsEnd(t *testing.T, all []*keyedArmingCount) {
 	for i, a := range all {
 		r, p := a.ran.Load(), a.prevented.Load()
 		require.Equal(t, int32(1), r+p, "arming %d: ran %d times, prevented %d times", i, r, p)
+		if r == 1 && a.ranAt.Load() < a.notBefore.Load() {
+			t.Fatalf("arming %d ran %v early", i, time.Duration(a.notBefore.Load()-a.ranAt.Load()))
+		}
 		ran += int(r)
 	}
 	t.Logf("%d armings, %d ran", len(all), ran)
@@ -359,9 +389,10 @@ func TestKeyedStressSameKeyRaces(t *testing.T) {
 						key := r.IntN(keys)
 						switch r.IntN(4) {
 						case 0, 1:
-							a := new(keyedArmingCount)
+							d := stressDuration(r)
+							a, f := newKeyedArming(d)
 							mine = append(mine, a)
-							if k.AfterFunc(key, stressDuration(r), func() { a.ran.Add(1) }) {
+							if k.AfterFunc(key, d, f) {
 								prevented.Add(1)
 							}
 						case 2:
