@@ -57,8 +57,10 @@ type keyedTimer[K comparable] struct {
 	key   K
 	timer *Timer
 
-	f        func()    // what the pending arming runs
-	deadline time.Time // when the pending arming is due
+	f func() // what the pending arming runs
+	// deadline is when the pending arming is due, in wheel time (since the
+	// wheel's epoch), saturated as the wheel saturates it.
+	deadline time.Duration
 	// stale counts firings of timer whose callbacks have not yet taken mu
 	// and must not run f: each is an arming that fired just before a
 	// Reset or AfterFunc re-armed the Timer (Timer.Reset returned false).
@@ -100,7 +102,10 @@ func (k *Keyed[K]) AfterFunc(key K, d time.Duration, f func()) (replaced bool) {
 		panic("timingwheel: Keyed.AfterFunc called with nil func")
 	}
 	s := k.shardOf(key)
-	deadline := k.tw.clock.Now().Add(d)
+	// Read as the wheel reads its clock (on the system clock, the monotonic
+	// reading only, a third of time.Now's cost), and before the wheel does:
+	// so the deadline is never after the one the wheel arms.
+	deadline := addDuration(k.tw.queue.Now(), d)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e := s.m[key]; e != nil {
@@ -126,7 +131,7 @@ func (k *Keyed[K]) AfterFunc(key K, d time.Duration, f func()) (replaced bool) {
 // has fired or was stopped).
 func (k *Keyed[K]) Reset(key K, d time.Duration) bool {
 	s := k.shardOf(key)
-	deadline := k.tw.clock.Now().Add(d)
+	deadline := addDuration(k.tw.queue.Now(), d)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.m[key]
@@ -171,15 +176,16 @@ func (k *Keyed[K]) Stop(key K) bool {
 }
 
 // Deadline reports when the pending callback of key is due: the wheel's
-// clock reading at the AfterFunc or Reset that armed it, plus d. The callback
-// does not start before then, and starts at most about one tick after (see
-// the package documentation). ok is false if key is not pending.
+// clock reading at the AfterFunc or Reset that armed it, plus d (saturating,
+// as the wheel does, 292 years after the wheel was made). The callback does
+// not start before then, and starts at most about one tick after (see the
+// package documentation). ok is false if key is not pending.
 func (k *Keyed[K]) Deadline(key K) (deadline time.Time, ok bool) {
 	s := k.shardOf(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e := s.m[key]; e != nil {
-		return e.deadline, true
+		return k.tw.timeOf(e.deadline), true
 	}
 	return time.Time{}, false
 }

@@ -40,7 +40,7 @@ type keyedModel struct {
 type keyedArming struct {
 	id       int
 	due      int64     // tick
-	deadline time.Time // the clock at arming + d, not saturated: what Deadline reports
+	deadline time.Time // what Deadline reports: the clock at arming + d, saturated as the wheel saturates it
 }
 
 const keyedModelKeys = 12 // few enough keys that sets, moves and stops collide
@@ -87,7 +87,7 @@ func (m *keyedModel) duration() time.Duration {
 func (m *keyedModel) arm(d time.Duration) keyedArming {
 	ns := satAdd(m.elapsed, int64(d))
 	m.nextID++
-	return keyedArming{id: m.nextID, due: ceilTick(ns, m.tick), deadline: m.clock.Now().Add(d)}
+	return keyedArming{id: m.nextID, due: ceilTick(ns, m.tick), deadline: m.epoch.Add(time.Duration(ns))}
 }
 
 func (m *keyedModel) callback(id int) func() {
