@@ -96,14 +96,20 @@ func (k *Keyed[K]) shardOf(key K) *keyedShard[K] {
 // previous callback has fired and is about to run or running; that run is not
 // affected.
 //
-// A d <= 0 runs f promptly, never on the caller's goroutine. A nil f panics.
+// A d <= 0 runs f promptly, never on the caller's goroutine. A nil f panics,
+// and so does a key not equal to itself (a floating-point NaN, or a value
+// holding one): a map cannot find it again, so its callback could neither
+// run nor be stopped.
 func (k *Keyed[K]) AfterFunc(key K, d time.Duration, f func()) (replaced bool) {
 	if f == nil {
 		panic("timingwheel: Keyed.AfterFunc called with nil func")
 	}
+	if key != key {
+		panic("timingwheel: Keyed.AfterFunc called with a key not equal to itself (NaN)")
+	}
 	s := k.shardOf(key)
 	// Read as the wheel reads its clock (on the system clock, the monotonic
-	// reading only, a third of time.Now's cost), and before the wheel does:
+	// reading only, without the wall clock), and before the wheel does:
 	// so the deadline is never after the one the wheel arms.
 	deadline := addDuration(k.tw.queue.Now(), d)
 	s.mu.Lock()

@@ -590,4 +590,14 @@ func TestKeyedPanics(t *testing.T) {
 	k := NewKeyed[int](tw)
 	require.PanicsWithValue(t, "timingwheel: Keyed.AfterFunc called with nil func", func() { k.AfterFunc(1, time.Second, nil) })
 	require.Zero(t, k.Len())
+	f := NewKeyed[float64](tw)
+	require.PanicsWithValue(t, "timingwheel: Keyed.AfterFunc called with a key not equal to itself (NaN)",
+		func() { f.AfterFunc(math.NaN(), time.Second, func() {}) })
+	type pair struct{ a, b float64 }
+	p := NewKeyed[pair](tw)
+	require.PanicsWithValue(t, "timingwheel: Keyed.AfterFunc called with a key not equal to itself (NaN)",
+		func() { p.AfterFunc(pair{1, math.NaN()}, time.Second, func() {}) })
+	require.False(t, f.Stop(math.NaN()))
+	require.False(t, f.Reset(math.NaN(), time.Second))
+	require.Zero(t, f.Len()+p.Len())
 }
