@@ -34,12 +34,24 @@ type Keyed[K comparable] struct {
 // keyedShard holds the keys whose hash selects it.
 type keyedShard[K comparable] struct {
 	// mu protects m, peak, and every field of the entries in m except
-	// shard and key, which never change. It is held while a key's timer is
-	// armed or re-armed, so a firing callback, which takes mu before it
-	// looks at m, never sees an entry whose timer is not yet set. Lock
-	// order: mu, then the wheel's shard locks (taken inside AfterFunc and
-	// Reset); the wheel runs callbacks with none of its locks held, so the
-	// callback's taking of mu cannot close a cycle.
+	// shard and key, which never change.
+	//
+	// Whether an arming runs is decided under mu, not by the wheel: the
+	// wheel's Timer only delivers firings to keyedTimer.fire, which runs f
+	// if it finds its entry still in m and no stale firing counted on it.
+	// Stop takes the entry out of m, so a firing already on its way finds it
+	// gone; AfterFunc and Reset of a pending key re-arm its Timer and count
+	// the firing that Timer.Reset reports as already delivered as stale. So
+	// the calls' reports and the runs are ordered by one lock, and agree.
+	//
+	// mu is held while a key's Timer is armed or re-armed, so fire never
+	// sees an entry whose Timer is not yet set, and a Timer.Reset result is
+	// counted before the firing it reports can look. The wheel does a
+	// bounded amount of work in those calls (one caller's share of
+	// advancing, see the package documentation), and that is what other
+	// keys of the shard may wait for. Lock order: mu, then the wheel's
+	// shard locks; the wheel runs callbacks with none of its locks held, so
+	// fire's taking of mu cannot close a cycle.
 	mu   sync.Mutex
 	m    map[K]*keyedTimer[K]
 	peak int // the most entries m has held since it was last rebuilt
@@ -74,6 +86,10 @@ func NewKeyed[K comparable](tw *TimingWheel) *Keyed[K] {
 	if tw == nil {
 		panic("timingwheel: NewKeyed called with nil TimingWheel")
 	}
+	// As many shards as the wheel has (four per P): keys pick their shard
+	// by hash, not by P, so two Ps meet on one in about one call in
+	// 4×GOMAXPROCS. Not tuned further: on two cores the one-mutex map is as
+	// fast for Reset (BenchmarkKeyed), so shard counts cannot be told apart.
 	n := numShards()
 	k := &Keyed[K]{
 		tw:     tw,
