@@ -271,9 +271,12 @@ func TestKeyedStressExactPerArming(t *testing.T) {
 						key := r.IntN(keys)
 						locks[key].Lock()
 						c := cur[key]
+						d := stressDuration(r)
+						if r.IntN(4) == 0 {
+							d = 0 // fires at once, racing the next call on the key
+						}
 						switch r.IntN(4) {
 						case 0, 1:
-							d := stressDuration(r)
 							a, f := newKeyedArming(d)
 							mine = append(mine, a)
 							replaced := k.AfterFunc(key, d, f)
@@ -285,7 +288,6 @@ func TestKeyedStressExactPerArming(t *testing.T) {
 							}
 							cur[key] = a
 						case 2:
-							d := stressDuration(r)
 							notBefore := stressNow() + int64(d)
 							ok := k.Reset(key, d)
 							if c == nil && ok {
@@ -387,16 +389,19 @@ func TestKeyedStressSameKeyRaces(t *testing.T) {
 					var mine []*keyedArmingCount
 					for time.Now().Before(deadline) {
 						key := r.IntN(keys)
+						d := stressDuration(r)
+						if r.IntN(2) == 0 {
+							d = 0 // fires at once, racing the next call on the key
+						}
 						switch r.IntN(4) {
 						case 0, 1:
-							d := stressDuration(r)
 							a, f := newKeyedArming(d)
 							mine = append(mine, a)
 							if k.AfterFunc(key, d, f) {
 								prevented.Add(1)
 							}
 						case 2:
-							k.Reset(key, stressDuration(r))
+							k.Reset(key, d)
 						default:
 							if k.Stop(key) {
 								prevented.Add(1)
