@@ -313,7 +313,7 @@ func TestTickerSlowReceiverOnFakeClock(t *testing.T) {
 	got := runFake(t, tw, clock, tk.C, time.Second)
 	require.Equal(t, 1033*time.Millisecond, got[0])
 	require.Len(t, got, 2009-1033+1,
-"a receiver back after a second waits up to its stall for its next tick, then ticks every ms")
+		"a receiver back after a second waits up to its stall for its next tick, then ticks every ms")
 }
 
 // TestTickerResetOnFakeClock: Reset at 3.7 ms to 2 ms ticks at 5.7, 7.7 and
