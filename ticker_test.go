@@ -2,6 +2,7 @@ package timingwheel
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"strings"
@@ -244,6 +245,19 @@ func runFake(t *testing.T, tw *TimingWheel, clock *FakeClock, c <-chan time.Time
 	return got
 }
 
+// waitingTick returns the tick waiting on c, failing the test if there is
+// none (a FakeClock test never waits for one).
+func waitingTick(t *testing.T, c <-chan time.Time) time.Time {
+	t.Helper()
+	select {
+	case v := <-c:
+		return v
+	default:
+		t.Fatal("no tick waiting")
+		return time.Time{}
+	}
+}
+
 // TestTickerExactTimesOnFakeClock: tick k is sent at the first wheel tick at
 // or after start + k·d, never before it and never later, so ticks keep their
 // phase instead of drifting by the rounding (2.5 ms ticks at 3, 5, 8, 10 ms,
@@ -284,7 +298,7 @@ func TestTickerStallOnFakeClock(t *testing.T) {
 	defer tk.Stop()
 	clock.Advance(11 * time.Millisecond)
 	tw.step()
-	require.Equal(t, testEpoch.Add(11*time.Millisecond), <-tk.C)
+	require.Equal(t, testEpoch.Add(11*time.Millisecond), waitingTick(t, tk.C))
 	require.Equal(t, ms(13, 15), runFake(t, tw, clock, tk.C, 4*time.Millisecond))
 }
 
@@ -300,7 +314,7 @@ func TestTickerSlowReceiverOnFakeClock(t *testing.T) {
 	defer tk.Stop()
 	runFake(t, tw, clock, nil, 5500*time.Microsecond)
 	require.Equal(t, 1, len(tk.C))
-	require.Equal(t, testEpoch.Add(time.Millisecond), <-tk.C, "the first tick waits; the later ones were dropped")
+	require.Equal(t, testEpoch.Add(time.Millisecond), waitingTick(t, tk.C), "the first tick waits; the later ones were dropped")
 	require.EqualValues(t, 3, tw.Stats().Fired, "sends tried at 1, 2 and 4 ms")
 	require.Equal(t, ms(8, 9), runFake(t, tw, clock, tk.C, 3500*time.Microsecond))
 
@@ -309,7 +323,7 @@ func TestTickerSlowReceiverOnFakeClock(t *testing.T) {
 	// is at 1033 ms.
 	runFake(t, tw, clock, nil, time.Second)
 	require.EqualValues(t, 5+10, tw.Stats().Fired, "sends tried while nobody received for a second")
-	require.Equal(t, testEpoch.Add(10*time.Millisecond), <-tk.C)
+	require.Equal(t, testEpoch.Add(10*time.Millisecond), waitingTick(t, tk.C))
 	got := runFake(t, tw, clock, tk.C, time.Second)
 	require.Equal(t, 1033*time.Millisecond, got[0])
 	require.Len(t, got, 2009-1033+1,
@@ -508,4 +522,41 @@ func TestTickerStressStopReset(t *testing.T) {
 	t.Logf("shared ticker: %d ticks received", <-received)
 	require.Equal(t, 0, tw.Len())
 	require.True(t, nothingOn(shared.C, semSettle))
+}
+
+// TestTickerExtremePeriods: periods whose next tick is past what the wheel's
+// clock can reach saturate instead of wrapping: such a Ticker stays pending,
+// never ticks early, and Stop and Reset still work.
+func TestTickerExtremePeriods(t *testing.T) {
+	tw, clock := fakeTickerWheel(t)
+	never := tw.NewTicker(math.MaxInt64)
+	const third = math.MaxInt64 / 3 // tick 3 would be at math.MaxInt64-1 ns, past the clock's reach
+	big := tw.NewTicker(third)
+	require.Equal(t, 2, tw.Len())
+	waiting := func(c <-chan time.Time) int { return len(c) }
+
+	clock.Advance(third - time.Millisecond)
+	tw.step()
+	require.Equal(t, 0, waiting(big.C), "a tick before its time")
+	clock.Advance(2 * time.Millisecond) // past the tick that third rounds up to
+	tw.step()
+	require.Equal(t, 1, waiting(big.C))
+	waitingTick(t, big.C)
+	clock.Advance(third)
+	tw.step()
+	require.Equal(t, 1, waiting(big.C), "the second tick")
+	require.Equal(t, 0, waiting(never.C))
+	require.Equal(t, 2, tw.Len())
+
+	never.Reset(math.MaxInt64)
+	big.Reset(time.Millisecond)
+	require.Equal(t, 0, waiting(big.C), "a stale tick survived Reset")
+	reset := clock.Now().Sub(testEpoch)
+	got := runFake(t, tw, clock, big.C, 3*time.Millisecond)
+	require.Len(t, got, 2, "ticks at the new period, rounded up to the wheel's tick")
+	require.GreaterOrEqual(t, got[0], reset+time.Millisecond)
+	require.GreaterOrEqual(t, got[1], reset+2*time.Millisecond)
+	never.Stop()
+	big.Stop()
+	require.Equal(t, 0, tw.Len())
 }
