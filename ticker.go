@@ -35,6 +35,12 @@ type Ticker struct {
 // not sent in a burst: the next one after a stall is the first scheduled
 // time still ahead of the clock.
 //
+// Unlike time.Ticker, a receiver that has left a tick waiting on C for a
+// time S may get the tick after it up to about S late (never early): while
+// C stays full the wheel looks at it less and less often, so that a Ticker
+// nobody receives from any more can be garbage collected (see
+// rearmTickerLocked). A receiver that keeps up never sees this.
+//
 // On a stopped wheel a Ticker never ticks; Stop and Reset are still safe.
 func (tw *TimingWheel) NewTicker(d time.Duration) *Ticker {
 	if d <= 0 {
