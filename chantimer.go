@@ -21,22 +21,39 @@ import (
 // is unreachable; a node found with its channel gone when it comes due is
 // dropped likewise. Both count in Stats.Collected.
 //
+// A Ticker is the same node with a period (see ticker.go).
+//
 // AfterFunc and ScheduleFunc timers are kept strongly: they must run.
 type chanTimer struct {
 	owner owner
 	node  Timer
+	// period is 0 for a NewTimer, a Ticker's interval otherwise; next is the
+	// wheel time (since epoch) of the Ticker's pending tick, from which the
+	// tick after it is scheduled so that ticks keep their phase. Both are
+	// protected by the mu of the node's shard. They make a chanTimer 96
+	// bytes instead of 80, and spare the Ticker the 48 bytes of a Timer (see
+	// BenchmarkTickerCost).
+	period time.Duration
+	next   time.Duration
 }
 
 // NewTimer creates a Timer that will send the current time on its channel
 // after at least duration d on the wheel's clock.
 func (tw *TimingWheel) NewTimer(d time.Duration) *Timer {
-	c := make(chan time.Time, 1)
-	ct := &chanTimer{}
-	ct.owner = owner{node: &ct.node, ch: makeWeakChan(c)}
-	ct.node.owner = &ct.owner
+	c, ct := newChanTimer(0)
 	tw.start(&ct.node, d) // sets ct.owner.shard
-	runtime.AddCleanup(chanObjectOf(c), (*Timer).collect, &ct.node)
 	return &Timer{C: c, owner: &ct.owner}
+}
+
+// newChanTimer returns the channel and the node of a channel timer (period
+// 0) or a Ticker, with the node released once the channel is unreachable.
+func newChanTimer(period time.Duration) (chan time.Time, *chanTimer) {
+	c := make(chan time.Time, 1)
+	ct := &chanTimer{period: period}
+	ct.owner = owner{node: ct, ch: makeWeakChan(c)}
+	ct.node.owner = &ct.owner
+	runtime.AddCleanup(chanObjectOf(c), (*Timer).collect, &ct.node)
+	return c, ct
 }
 
 // After waits for the duration to elapse on the wheel and then sends the

@@ -169,16 +169,29 @@ func (s *shard) insertLocked(t *Timer) bool {
 func (s *shard) expireLocked(t *Timer) func() {
 	switch t.kind() {
 	case kindChan:
-		t.state = stateFired
-		if c := t.owner.ch.get(); c != nil {
-			s.noteFired(true)
-			select {
-			case c <- s.wheel.clock.Now():
-			default: // cannot happen: the buffer is drained before every re-arming
-			}
-		} else {
+		c := t.owner.ch.get()
+		if c == nil {
+			t.state = stateFired
 			s.noteCollected() // nobody can receive it
+			return nil
 		}
+		now := s.wheel.clock.Now()
+		sent := true
+		select {
+		case c <- now:
+		default:
+			// A Ticker's receiver has not taken the last tick: drop this
+			// one, as time.Ticker does. (A NewTimer's buffer is drained
+			// before every arming, so its send never gets here.)
+			sent = false
+		}
+		if ct := t.owner.node; ct.period > 0 {
+			s.noteFired(false)
+			s.rearmTickerLocked(ct, now, sent) // stays statePending
+			return nil
+		}
+		t.state = stateFired
+		s.noteFired(true)
 		return nil
 	case kindSchedule:
 		return s.rearmLocked(t)

@@ -3,7 +3,7 @@ package timingwheel
 // Stats is a snapshot of a wheel's counters, summed over its shards.
 type Stats struct {
 	Pending int    // timers that will fire unless stopped (Len)
-	Fired   uint64 // expirations: AfterFunc callbacks handed over, values sent on C, runs of schedules
+	Fired   uint64 // expirations: AfterFunc callbacks handed over, values sent on C (a Ticker's dropped ticks too), runs of schedules
 	Stopped uint64 // Stop calls that prevented a fire (not those that only discarded a value on C)
 	Dropped uint64 // timers pending when the wheel stopped
 	// Collected counts channel timers that were pending when their channel

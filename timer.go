@@ -29,6 +29,10 @@ type Timer struct {
 	due    int64 // the tick at which it fires, or never
 	slot   uint32
 	state  timerState
+	// drops counts a Ticker node's consecutive ticks dropped for a full C
+	// (see rearmTickerLocked); it sits in what would be padding, so the
+	// Timer stays 48 bytes.
+	drops uint8
 }
 
 // owner is what a Timer belongs to: its shard, and for a ScheduleFunc timer
@@ -37,9 +41,9 @@ type Timer struct {
 type owner struct {
 	shard    *shard
 	schedule *schedule
-	// node is the Timer the wheel keeps in its buckets for a channel timer
-	// (see chantimer.go); ch is that timer's channel, held weakly.
-	node *Timer
+	// node holds the Timer the wheel keeps in its buckets for a channel
+	// timer or a Ticker (see chantimer.go); ch is its channel, held weakly.
+	node *chanTimer
 	ch   weakChan
 }
 
@@ -47,7 +51,7 @@ type owner struct {
 // or for a channel timer the node that stands for it.
 func (t *Timer) entry() *Timer {
 	if n := t.owner.node; n != nil {
-		return n
+		return &n.node
 	}
 	return t
 }
@@ -90,7 +94,7 @@ type timerKind uint8
 
 const (
 	kindFunc     timerKind = iota // AfterFunc: f runs on the executor
-	kindChan                      // NewTimer: the node sends on C, with mu held
+	kindChan                      // NewTimer and NewTicker: the node sends on C, with mu held
 	kindSchedule                  // ScheduleFunc: runs of f, re-armed by the advancer
 )
 
