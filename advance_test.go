@@ -38,6 +38,12 @@ func TestCallersAdvanceTheWheel(t *testing.T) {
 	clock.Advance(tick)
 	require.Equal(t, tick, <-firedAt)
 	require.Equal(t, uint64(1), tw.Stats().Wakeups)
+	// The callback ran on its own goroutine, possibly before the poller
+	// released the advancer; a caller finding it held leaves the work to
+	// the poller's alarm, which this FakeClock would never reach. Wait for
+	// the poller to be back asleep.
+	tw.adv.mu.Lock()
+	tw.adv.mu.Unlock()
 	tw.queue.SetGrace(tw.adv.grace)
 
 	for k := 2; k <= 10; k++ {
