@@ -201,33 +201,30 @@ func (tw *TimingWheel) withDeadline(parent context.Context, now, at time.Duratio
 		c.extra = &ctxExtra{cause: cause, deadline: exact, hasDeadline: hasExact}
 	}
 	pdone := parent.Done()
+	var done *ctxResult
 	if pdone != nil {
 		select {
 		case <-pdone:
 			// Done already: so is the child, with the parent's reason, as
 			// package context decides before it looks at the deadline.
-			c.timer.owner = &tw.lockShard().owner
-			c.result.Store(newResult(parent.Err(), context.Cause(parent)))
-			c.timer.owner.shard.mu.Unlock()
-			return c, context.CancelFunc(c.timer.f)
+			done = newResult(parent.Err(), context.Cause(parent))
 		default:
 		}
 	}
-	s := tw.lockShard()
-	c.timer.owner = &s.owner
-	var run func()
-	if at <= now {
-		c.result.Store(c.expiredLocked())
-	} else {
-		// Due at the first tick that begins at or after the deadline, so
-		// the context cannot be done early (see dueAt).
-		run = s.startLocked(&c.timer, tw.dueAt(at), now)
+	if done == nil && at <= now {
+		done = c.expiredLocked() // c is not shared yet
 	}
-	s.mu.Unlock()
-	if run != nil {
-		tw.exec.run(run)
+	if done != nil {
+		// Done from the start: the context needs a shard for its lock,
+		// but no timer.
+		c.timer.owner = &tw.lockShard().owner
+		c.result.Store(done)
+		c.timer.owner.shard.mu.Unlock()
+		return c, context.CancelFunc(c.timer.f)
 	}
-	tw.help(now)
+	// Due at the first tick that begins at or after the deadline, so the
+	// context cannot be done early (see dueAt).
+	tw.startDue(&c.timer, tw.dueAt(at), now)
 	if pdone != nil && c.result.Load() == nil {
 		c.watch(parent)
 	}

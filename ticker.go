@@ -48,12 +48,8 @@ func (tw *TimingWheel) NewTicker(d time.Duration) *Ticker {
 	}
 	c, ct := newChanTimer(d)
 	now := tw.queue.Now()
-	ct.next = addDuration(now, d)
-	s := tw.lockShard()
-	ct.owner.shard = s
-	s.startLocked(&ct.node, tw.dueAt(ct.next), now) // a channel timer has no callback to run
-	s.mu.Unlock()
-	tw.help(now)
+	ct.next = addDuration(now, d) // before the node is armed, which publishes it
+	tw.startDue(&ct.node, tw.dueAt(ct.next), now)
 	return &Ticker{C: c, node: ct}
 }
 

@@ -121,7 +121,12 @@ func (tw *TimingWheel) AfterFunc(d time.Duration, f func()) *Timer {
 // which takes its shard's owner, or its own, whose shard start sets.
 func (tw *TimingWheel) start(t *Timer, d time.Duration) {
 	now := tw.queue.Now()
-	due := tw.dueAfter(now, d)
+	tw.startDue(t, tw.dueAfter(now, d), now)
+}
+
+// startDue is start for a timer due at the tick due, armed at wheel time
+// now.
+func (tw *TimingWheel) startDue(t *Timer, due int64, now time.Duration) {
 	s := tw.lockShard()
 	if t.owner == nil {
 		t.owner = &s.owner
