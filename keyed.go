@@ -127,21 +127,22 @@ func (k *Keyed[K]) AfterFunc(key K, d time.Duration, f func()) (replaced bool) {
 		panic("timingwheel: Keyed.AfterFunc called with a key not equal to itself (NaN)")
 	}
 	s := k.shardOf(key)
-	// Read as the wheel reads its clock (on the system clock, the monotonic
-	// reading only, without the wall clock), and before the wheel does:
-	// so the deadline is never after the one the wheel arms.
-	deadline := addDuration(k.tw.queue.Now(), d)
+	// One clock reading serves the deadline and the arming, so the
+	// deadline reported is exactly the one the wheel arms.
+	tw := k.tw
+	now := tw.queue.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e := s.m[key]; e != nil {
-		e.f, e.deadline = f, deadline
-		e.rearmLocked(d)
+		e.f, e.deadline = f, addDuration(now, d)
+		e.rearmLocked(d, now)
 		return true
 	}
-	e := &keyedTimer[K]{shard: s, key: key, f: f, deadline: deadline}
+	e := &keyedTimer[K]{shard: s, key: key, f: f, deadline: addDuration(now, d)}
 	// Armed with mu held: the callback cannot look for e in m before e is
-	// there (see keyedShard.mu).
-	e.timer = k.tw.AfterFunc(d, e.fire)
+	// there (see keyedShard.mu). As AfterFunc(d, e.fire), on now.
+	e.timer = &Timer{f: e.fire}
+	tw.startDue(e.timer, tw.dueAfter(now, d), now)
 	if s.m == nil {
 		s.m = make(map[K]*keyedTimer[K])
 	}
@@ -156,25 +157,26 @@ func (k *Keyed[K]) AfterFunc(key K, d time.Duration, f func()) (replaced bool) {
 // has fired or was stopped).
 func (k *Keyed[K]) Reset(key K, d time.Duration) bool {
 	s := k.shardOf(key)
-	deadline := addDuration(k.tw.queue.Now(), d)
+	now := k.tw.queue.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.m[key]
 	if e == nil {
 		return false
 	}
-	e.deadline = deadline
-	e.rearmLocked(d)
+	e.deadline = addDuration(now, d)
+	e.rearmLocked(d, now)
 	return true
 }
 
-// rearmLocked moves e, which is in m, to d from now, keeping it in m.
-func (e *keyedTimer[K]) rearmLocked(d time.Duration) {
+// rearmLocked moves e, which is in m, to d from wheel time now, keeping it
+// in m.
+func (e *keyedTimer[K]) rearmLocked(d, now time.Duration) {
 	// Timer.Reset returns false only when the Timer fired since it was last
 	// armed (e is in m, so nobody stopped it), and Reset arms it again
 	// anyway: the callback of that firing is on its way to mu, and finds e
 	// still in m. It must not run f, which now belongs to the new arming.
-	if !e.timer.Reset(d) {
+	if !e.timer.resetAt(d, now) {
 		e.stale++
 	}
 }

@@ -196,10 +196,14 @@ func (t *Timer) Reset(d time.Duration) bool {
 	if t.owner == nil {
 		panic("timingwheel: Reset called on uninitialized Timer")
 	}
+	return t.resetAt(d, t.entry().owner.shard.wheel.queue.Now())
+}
+
+// resetAt is Reset with the clock read by the caller: wheel time now.
+func (t *Timer) resetAt(d, now time.Duration) bool {
 	e := t.entry()
 	s, sched := e.owner.shard, e.owner.schedule
 	tw := s.wheel
-	now := tw.queue.Now()
 	due := tw.dueAfter(now, d)
 	s.mu.Lock()
 	if sched != nil {
