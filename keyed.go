@@ -91,8 +91,8 @@ func NewKeyed[K comparable](tw *TimingWheel) *Keyed[K] {
 	// in 4×GOMAXPROCS. Not tuned further: the two cores we measure on show
 	// the sharding at all (BenchmarkKeyed, 64 goroutines per P, 100k keys,
 	// -benchtime 1s -count 6: a map behind one mutex takes 2.6× as long to
-	// set and stop a key, 1.5× to move one, 1.3× to replace one; with one P
-	// the map was 8% faster to set and stop (-cpu 1), as Keyed hashes the key and
+	// set and stop a key, 1.5× to move one, 1.3× to replace one; with -cpu
+	// 1 the map was 8% faster to set and stop, as Keyed hashes the key and
 	// allocates an entry), but cannot tell shard counts apart.
 	n := numShards()
 	k := &Keyed[K]{
