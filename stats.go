@@ -10,14 +10,18 @@ type Stats struct {
 	// became unreachable: they were released without firing, as nobody
 	// could receive their value.
 	Collected uint64
-	// Wakeups counts the times the poller woke: for a due bucket that no
-	// caller had flushed, or to finish work a caller left (see the package
-	// documentation). It stays at zero while callers keep up.
+	// Wakeups counts the times the poller woke: its alarm rang for a due
+	// bucket that no caller had flushed (on time on an idle wheel, one grace
+	// late while callers advance it; a caller may still take the bucket
+	// first), or a caller kicked it to finish a bucket it left half flushed
+	// (see the package documentation). It stays near zero while callers keep
+	// up: 0.9% of the ticks in the purgatory load of docs/BENCHMARKS.md.
 	Wakeups uint64
-	// Collisions counts the AfterFunc and NewTimer calls that found the
-	// shard of their P (see the package documentation) held by another
-	// goroutine and armed their timer on another shard: how often callers
-	// meet. BenchmarkParallelAfterFuncStop reports it per operation.
+	// Collisions counts the arming calls (AfterFunc, NewTimer, NewTicker,
+	// the contexts) that found the shard of their P (see the package
+	// documentation) held by another goroutine and armed their timer on
+	// another shard: how often callers meet. BenchmarkParallelAfterFuncStop
+	// reports it per operation.
 	Collisions uint64
 	// Levels is the most levels any shard holds now; a level is created
 	// when a timer first needs it and released when it empties.
