@@ -18,7 +18,7 @@ type Stats struct {
 	// up: 0.9% of the ticks in the purgatory load of docs/BENCHMARKS.md.
 	Wakeups uint64
 	// Collisions counts the arming calls (AfterFunc, NewTimer, NewTicker,
-	// the contexts) that found the shard of their P (see the package
+	// the contexts, Keyed) that found the shard of their P (see the package
 	// documentation) held by another goroutine and armed their timer on
 	// another shard: how often callers meet. BenchmarkParallelAfterFuncStop
 	// reports it per operation.
