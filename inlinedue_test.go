@@ -27,15 +27,7 @@ func TestInlineDueAtOnceBehindATakenBucket(t *testing.T) {
 
 	// The advancer takes the due bucket (tick 5) and, before it can lock
 	// the shard, a caller arms a timer due at once.
-	b, ok := tw.queue.PollDue(tw.queue.Now())
-	require.True(t, ok)
-	tw.AfterFunc(0, func() { ran[1]++ })
-	var ready []func()
-	_, done := b.shard.flush(b, chunk, &ready)
-	require.True(t, done)
-	for _, f := range ready {
-		f()
-	}
+	whileTaken(t, tw, func() { tw.AfterFunc(0, func() { ran[1]++ }) })
 	require.Equal(t, [3]int{1, 0, 0}, ran)
 
 	// Tick 9 is in the same level-0 index (9 mod 8) as tick 1.
@@ -49,6 +41,22 @@ func TestInlineDueAtOnceBehindATakenBucket(t *testing.T) {
 	tw.step()
 	require.Equal(t, [3]int{1, 1, 1}, ran)
 	require.Zero(t, tw.Len())
+}
+
+// whileTaken does what the advancer does with the bucket due now, calling
+// arm between its taking the bucket from the queue and its flush (which
+// waits for the shard's lock that callers hold), and runs the callbacks of
+// the flush inline.
+func whileTaken(t *testing.T, tw *TimingWheel, arm func()) {
+	b, ok := tw.queue.PollDue(tw.queue.Now())
+	require.True(t, ok)
+	arm()
+	var ready []func()
+	_, done := b.shard.flush(b, chunk, &ready)
+	require.True(t, done)
+	for _, f := range ready {
+		f()
+	}
 }
 
 // pastScheduler's first run is at a fixed time, whatever the time it is
@@ -79,15 +87,10 @@ func TestScheduleFromThePastBehindATakenBucket(t *testing.T) {
 	tw.AfterFunc(5*time.Millisecond, func() { ran[0]++ })
 	clock.Advance(5 * time.Millisecond)
 
-	b, ok := tw.queue.PollDue(tw.queue.Now())
-	require.True(t, ok)
-	sched := tw.ScheduleFunc(&pastScheduler{first: time.Unix(0, 0)}, func() { ran[1]++ })
-	var ready []func()
-	_, done := b.shard.flush(b, chunk, &ready)
-	require.True(t, done)
-	for _, f := range ready {
-		f()
-	}
+	var sched *Timer
+	whileTaken(t, tw, func() {
+		sched = tw.ScheduleFunc(&pastScheduler{first: time.Unix(0, 0)}, func() { ran[1]++ })
+	})
 	require.Equal(t, [3]int{1, 0, 0}, ran)
 
 	tw.AfterFunc(4*time.Millisecond, func() { ran[2]++ }) // tick 9: index 1, as tick 1
