@@ -8,10 +8,22 @@ import (
 // An outcome is a finished delivery on its way to Redis.
 type outcome struct {
 	d     *delivery
-	kind  string // ok, retry, dead or release: see lua/settle.lua
+	kind  outcomeKind
 	delay int64  // retry delay, ms
 	err   string // the handler's error, stored as the task's last error
 }
+
+// outcomeKind names what the settle script does with a finished delivery;
+// lua/settle.lua spells the same names and rejects any other.
+type outcomeKind string
+
+const (
+	outcomeDone    outcomeKind = "done"    // the handler returned nil: the task is finished
+	outcomeRetry   outcomeKind = "retry"   // failed: deliver again after delay (or bury when out of attempts)
+	outcomeDead    outcomeKind = "dead"    // Permanent: bury at once
+	outcomeRelease outcomeKind = "release" // Run stopped: deliver again at once, attempt not counted
+	outcomeLater   outcomeKind = "later"   // RetryAfter: deliver again after delay, attempt not counted
+)
 
 // Codes returned by the settle script, one per outcome.
 const (
@@ -75,7 +87,7 @@ func (q *Queue) settle(ctx context.Context, shard int, os []outcome) ([]int64, e
 	args := make([]any, 0, 2+5*len(os))
 	args = append(args, q.opts.MaxDead, q.opts.MaxAttempts)
 	for _, o := range os {
-		args = append(args, o.d.task.Key, o.d.token, o.kind, o.delay, o.err)
+		args = append(args, o.d.task.Key, o.d.token, string(o.kind), o.delay, o.err)
 	}
 	codes, err := settleScript.Run(ctx, q.client, q.keys[shard], args...).Int64Slice()
 	if err == nil && len(codes) != len(os)+1 {

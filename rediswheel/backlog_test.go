@@ -81,7 +81,7 @@ func TestBacklogDrainsInBoundedScripts(t *testing.T) {
 		require.Len(t, c.tasks, maxBatch)
 		os := make([]outcome, len(c.tasks))
 		for j, d := range c.tasks {
-			os[j] = outcome{d: d, kind: "ok"}
+			os[j] = outcome{d: d, kind: outcomeDone}
 		}
 		acks = append(acks, redisCPU(t, q, func() {
 			_, err = q.settle(ctx, shard, os)

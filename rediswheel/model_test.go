@@ -180,7 +180,7 @@ func TestScriptsAgainstModel(t *testing.T) {
 			if rng.IntN(2) == 0 {
 				d = deliveries[len(deliveries)-1] // the latest is more likely current
 			}
-			kind := []string{"ok", "retry", "dead", "release"}[rng.IntN(4)]
+			kind := []outcomeKind{outcomeDone, outcomeRetry, outcomeDead, outcomeRelease}[rng.IntN(4)]
 			op = fmt.Sprintf("settle(%s, token %s, %s)", d.task.Key, d.token, kind)
 			codes, err := q.settle(ctx, 0, []outcome{{d: d, kind: kind, err: "e"}})
 			require.NoError(t, err)
@@ -190,11 +190,11 @@ func TestScriptsAgainstModel(t *testing.T) {
 			case tk.state != inFlight || tk.token != d.token:
 			case tk.cancelled:
 				want, *tk = settleCancelled, task{}
-			case kind == "ok":
+			case kind == outcomeDone:
 				want, *tk = settleDone, task{}
-			case kind == "release":
+			case kind == outcomeRelease:
 				want, tk.state, tk.attempts = settleReleased, dueNow, tk.attempts-1
-			case kind == "dead" || tk.attempts >= maxAttempts:
+			case kind == outcomeDead || tk.attempts >= maxAttempts:
 				want, tk.state = settleDead, dead
 			default:
 				want, tk.state = settleRetry, dueNow
@@ -214,7 +214,7 @@ func TestScriptsAgainstModel(t *testing.T) {
 		require.NoError(t, err)
 	}
 	for _, d := range deliveries {
-		_, err := q.settle(ctx, 0, []outcome{{d: d, kind: "ok"}})
+		_, err := q.settle(ctx, 0, []outcome{{d: d, kind: outcomeDone}})
 		require.NoError(t, err)
 	}
 	require.Zero(t, leftovers(t, q))

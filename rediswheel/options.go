@@ -14,6 +14,8 @@ const (
 	DefaultMaxAttempts = 25
 	DefaultConcurrency = 64
 	DefaultMaxDead     = 10000
+	DefaultMaxRetained = 10000
+	DefaultHistoryLen  = 10
 )
 
 // Limits checked by New and by the task operations.
@@ -58,6 +60,29 @@ type Options struct {
 	// heartbeats and acks. Run retries them itself; a task whose ack was lost
 	// is delivered again after its lease. It must not block.
 	OnError func(error)
+
+	// HandlerTimeout bounds each delivery's handler when the task has no
+	// TaskTimeout of its own: its context is cancelled after it, and a
+	// handler still running then counts as a failed attempt (default 0: no
+	// bound).
+	HandlerTimeout time.Duration
+	// ShutdownGrace is how long a stopping Run lets running handlers finish
+	// before it cancels their contexts and releases their tasks (default 0:
+	// cancel at once).
+	ShutdownGrace time.Duration
+	// Retention keeps finished tasks (done or cancelled) readable through Get
+	// and List for this long after they finish, and makes Add of their key a
+	// no-op meanwhile (default 0: forgotten at once).
+	Retention time.Duration
+	// MaxRetained caps each shard's retained tasks; past it the oldest are
+	// forgotten early (default DefaultMaxRetained).
+	MaxRetained int
+	// HistoryLen is how many deliveries each task remembers (Get's
+	// TaskInfo.History), newest kept (default DefaultHistoryLen).
+	HistoryLen int
+	// WorkerID names this process's deliveries in task histories (default
+	// host name, pid and a random suffix).
+	WorkerID string
 }
 
 // DefaultBackoff is exponential with full jitter: a uniformly random delay in

@@ -51,7 +51,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	assert.Equal(t, DefaultMaxAttempts, q.opts.MaxAttempts)
 	assert.Equal(t, DefaultConcurrency, q.opts.Concurrency)
 	assert.Equal(t, DefaultMaxDead, q.opts.MaxDead)
-	assert.Equal(t, []string{"{n.3}:due", "{n.3}:lease", "{n.3}:dead", "{n.3}:body", "{n.3}:ctl"}, q.keys[3])
+	assert.Equal(t, []string{"{n.3}:due", "{n.3}:lease", "{n.3}:dead", "{n.3}:body", "{n.3}:ctl", "{n.3}:kept"}, q.keys[3])
 
 	// Bad keys are refused before any call to Redis.
 	ctx := context.Background()

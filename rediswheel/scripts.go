@@ -44,9 +44,9 @@ func readLua(name string) string {
 }
 
 // shardKeys names the keys of shard i of namespace ns, in the order the
-// scripts expect: due, lease, dead, body, ctl. The hash tag {ns.i} puts them
-// in one cluster slot.
+// scripts expect: due, lease, dead, body, ctl, kept. The hash tag {ns.i} puts
+// them in one cluster slot.
 func shardKeys(ns string, i int) []string {
 	tag := "{" + ns + "." + strconv.Itoa(i) + "}"
-	return []string{tag + ":due", tag + ":lease", tag + ":dead", tag + ":body", tag + ":ctl"}
+	return []string{tag + ":due", tag + ":lease", tag + ":dead", tag + ":body", tag + ":ctl", tag + ":kept"}
 }

@@ -31,6 +31,13 @@ type Task struct {
 	// millisecond: the task's time, or the retry time after a failure. The
 	// delivery never starts before it.
 	Due time.Time
+	// OriginalDue is the due time the task was given by Add, Replace or
+	// Reschedule. It differs from Due after a retry, a RetryAfter or a lost
+	// lease.
+	OriginalDue time.Time
+	// Type is the task's type, set with TaskType when it was added ("" if
+	// none). A Mux routes on it.
+	Type string
 }
 
 const (
@@ -117,6 +124,7 @@ type delivery struct {
 	shard  int
 	token  string
 	task   Task
+	policy taskPolicy // the task's own policy, read by claim
 	cancel context.CancelCauseFunc
 }
 
@@ -245,16 +253,16 @@ func (r *runner) outcomeOf(runCtx context.Context, d *delivery, err error) outco
 	o := outcome{d: d}
 	switch {
 	case err == nil:
-		o.kind = "ok"
+		o.kind = outcomeDone
 	case IsPermanent(err):
-		o.kind, o.err = "dead", err.Error()
+		o.kind, o.err = outcomeDead, err.Error()
 	case runCtx.Err() != nil:
 		// Interrupted by shutdown: deliver again at once, attempt not counted.
-		o.kind = "release"
+		o.kind = outcomeRelease
 	case d.task.Attempt >= r.q.opts.MaxAttempts:
-		o.kind, o.err = "retry", err.Error() // the settle script buries it
+		o.kind, o.err = outcomeRetry, err.Error() // the settle script buries it
 	default:
-		o.kind, o.err = "retry", err.Error()
+		o.kind, o.err = outcomeRetry, err.Error()
 		o.delay = durationMilliCeil(r.q.opts.Backoff(d.task.Attempt))
 	}
 	if len(o.err) > maxErrorText {

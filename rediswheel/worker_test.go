@@ -248,17 +248,17 @@ func TestStaleTokenIsRejected(t *testing.T) {
 	codes, err := q.extend(ctx, 0, []*delivery{stale}, time.Minute)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{0}, codes, "a stale heartbeat is refused")
-	for _, kind := range []string{"ok", "retry", "dead", "release"} {
+	for _, kind := range []outcomeKind{outcomeDone, outcomeRetry, outcomeDead, outcomeRelease} {
 		codes, err := q.settle(ctx, 0, []outcome{{d: stale, kind: kind, err: "late"}})
 		require.NoError(t, err)
 		assert.Equal(t, []int64{settleRejected}, codes, "a stale %s is refused", kind)
 	}
 	assert.Equal(t, ShardStats{InFlight: 1}, totals(t, q), "the owner's lease is untouched")
 
-	codes, err = q.settle(ctx, 0, []outcome{{d: owner, kind: "ok"}})
+	codes, err = q.settle(ctx, 0, []outcome{{d: owner, kind: outcomeDone}})
 	require.NoError(t, err)
 	assert.Equal(t, []int64{settleDone}, codes)
-	codes, err = q.settle(ctx, 0, []outcome{{d: owner, kind: "ok"}})
+	codes, err = q.settle(ctx, 0, []outcome{{d: owner, kind: outcomeDone}})
 	require.NoError(t, err)
 	assert.Equal(t, []int64{settleRejected}, codes, "an ack is applied once")
 	assert.Zero(t, leftovers(t, q))

@@ -30,3 +30,20 @@ local function bury(k, now, err, cap)
     end
   end
 end
+
+-- remember appends one delivery of k to its history, the ctl field h|k: a
+-- JSON array of at most keep entries, oldest first, each
+-- [attempt, worker, start ms, end ms, outcome, error]. The delivery's attempt,
+-- worker and start come from c|k, "attempt|start ms|worker", which claim
+-- writes; outcome is a settle outcome name or 'lease expired'. Error text is
+-- cut at 256 bytes here: the full last error is e|k.
+local function remember(k, finish, outcome, err, keep)
+  local c = redis.call('HGET', ctl, 'c|' .. k)
+  if not c or keep <= 0 then return end
+  local attempt, start, worker = string.match(c, '^(%d+)|(%d+)|(.*)$')
+  local h = redis.call('HGET', ctl, 'h|' .. k)
+  local list = h and cjson.decode(h) or {}
+  list[#list + 1] = {tonumber(attempt), worker, tonumber(start), finish, outcome, string.sub(err or '', 1, 256)}
+  while #list > keep do table.remove(list, 1) end
+  redis.call('HSET', ctl, 'h|' .. k, cjson.encode(list))
+end

@@ -6,7 +6,8 @@ local due   = KEYS[1] -- ZSET task key -> due ms (scheduled and waiting retries)
 local lease = KEYS[2] -- ZSET task key -> lease deadline ms (in flight)
 local dead  = KEYS[3] -- ZSET task key -> ms it died (capped)
 local body  = KEYS[4] -- HASH task key -> payload
-local ctl   = KEYS[5] -- HASH per-task fields a|, t|, x|, e| and the token counter #token
+local ctl   = KEYS[5] -- HASH per-task fields (see doc.go) and shard fields such as #token
+local kept  = KEYS[6] -- ZSET task key -> ms its retention ends (finished tasks kept for Get)
 
 -- The body invariant: a task key has a field in body exactly while it is a
 -- member of one of due, lease and dead. Every script keeps it; add relies on

@@ -1,5 +1,5 @@
 -- settle: ARGV dead cap, max attempts, then per task: key, token, outcome
--- (ok | retry | dead | release), retry delay ms, error text. Returns one code
+-- (done | retry | dead | release | later), retry delay ms, error text. Returns one code
 -- per task: 0 rejected (the token is not the current owner's), 1 done,
 -- 2 retry scheduled, 3 dead, 4 dropped because it was cancelled, 5 released;
 -- then the earliest due time left in the shard (-1 when none), so the worker
@@ -23,7 +23,7 @@ for j = 1, n do
   local code = 0
   -- The fencing check: only the holder of the current token may finish a task.
   if tokens[j] == ARGV[i + 1] and redis.call('ZREM', lease, k) == 1 then
-    if cancelled[j] or outcome == 'ok' then
+    if cancelled[j] or outcome == 'done' then
       gone[#gone + 1] = k
       for _, f in ipairs({'a|', 't|', 'x|', 'e|'}) do gonefields[#gonefields + 1] = f .. k end
       code = cancelled[j] and 4 or 1
