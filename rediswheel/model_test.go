@@ -182,7 +182,7 @@ func TestScriptsAgainstModel(t *testing.T) {
 			}
 			kind := []outcomeKind{outcomeDone, outcomeRetry, outcomeDead, outcomeRelease}[rng.IntN(4)]
 			op = fmt.Sprintf("settle(%s, token %s, %s)", d.task.Key, d.token, kind)
-			codes, err := q.settle(ctx, 0, []outcome{{d: d, kind: kind, err: "e"}})
+			res, err := q.settle(ctx, 0, []outcome{{d: d, kind: kind, err: "e"}})
 			require.NoError(t, err)
 			tk := model[d.task.Key]
 			want := int64(settleRejected)
@@ -199,7 +199,7 @@ func TestScriptsAgainstModel(t *testing.T) {
 			default:
 				want, tk.state = settleRetry, dueNow
 			}
-			require.Equal(t, []int64{want}, codes, op)
+			require.Equal(t, []int64{want}, res.codes, op)
 			if tk.state != inFlight {
 				tk.token = ""
 			}

@@ -249,18 +249,18 @@ func TestStaleTokenIsRejected(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []int64{0}, codes, "a stale heartbeat is refused")
 	for _, kind := range []outcomeKind{outcomeDone, outcomeRetry, outcomeDead, outcomeRelease} {
-		codes, err := q.settle(ctx, 0, []outcome{{d: stale, kind: kind, err: "late"}})
+		res, err := q.settle(ctx, 0, []outcome{{d: stale, kind: kind, err: "late"}})
 		require.NoError(t, err)
-		assert.Equal(t, []int64{settleRejected}, codes, "a stale %s is refused", kind)
+		assert.Equal(t, []int64{settleRejected}, res.codes, "a stale %s is refused", kind)
 	}
 	assert.Equal(t, ShardStats{InFlight: 1}, totals(t, q), "the owner's lease is untouched")
 
-	codes, err = q.settle(ctx, 0, []outcome{{d: owner, kind: outcomeDone}})
+	res, err := q.settle(ctx, 0, []outcome{{d: owner, kind: outcomeDone}})
 	require.NoError(t, err)
-	assert.Equal(t, []int64{settleDone}, codes)
-	codes, err = q.settle(ctx, 0, []outcome{{d: owner, kind: outcomeDone}})
+	assert.Equal(t, []int64{settleDone}, res.codes)
+	res, err = q.settle(ctx, 0, []outcome{{d: owner, kind: outcomeDone}})
 	require.NoError(t, err)
-	assert.Equal(t, []int64{settleRejected}, codes, "an ack is applied once")
+	assert.Equal(t, []int64{settleRejected}, res.codes, "an ack is applied once")
 	assert.Zero(t, leftovers(t, q))
 }
 
@@ -407,9 +407,9 @@ func TestDeadSetIsCapped(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, got.tasks, 20)
 	for _, d := range got.tasks {
-		codes, err := q.settle(ctx, 0, []outcome{{d: d, kind: "dead", err: "no"}})
+		res, err := q.settle(ctx, 0, []outcome{{d: d, kind: "dead", err: "no"}})
 		require.NoError(t, err)
-		require.Equal(t, []int64{settleDead}, codes)
+		require.Equal(t, []int64{settleDead}, res.codes)
 	}
 	dead, err := q.Dead(ctx, 100)
 	require.NoError(t, err)

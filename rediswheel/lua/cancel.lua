@@ -1,5 +1,9 @@
--- cancel: ARGV key. Returns 0 unknown, 1 scheduled task removed, 2 in flight
--- (marked: its ack or nack drops it and it is never retried), 3 dead task removed.
+-- cancel: ARGV key. Returns a cancel.go cancelCode: 0 unknown, 1 scheduled
+-- task removed, 2 in flight (marked: its settle drops it whatever the outcome,
+-- and it is never retried), 3 dead task removed.
+if #ARGV ~= 1 then
+  return redis.error_reply('rediswheel: cancel: bad arguments')
+end
 local k = ARGV[1]
 if redis.call('ZREM', due, k) == 1 then
   forget(k)

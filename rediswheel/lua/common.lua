@@ -8,6 +8,13 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- is_int reports whether v is the decimal text of an integer, as the Go side
+-- sends every number: each script checks its ARGV with it before it writes
+-- anything, because Redis does not undo what a script wrote before it failed.
+local function is_int(v)
+  return v ~= nil and string.match(v, '^%-?%d+$') ~= nil
+end
+
 -- forget drops a task's payload and control fields; the caller removes it from
 -- its sorted set.
 local function forget(k)

@@ -1,12 +1,35 @@
--- settle: ARGV dead cap, max attempts, then per task: key, token, outcome
--- (done | retry | dead | release | later), retry delay ms, error text. Returns one code
--- per task: 0 rejected (the token is not the current owner's), 1 done,
--- 2 retry scheduled, 3 dead, 4 dropped because it was cancelled, 5 released;
--- then the earliest due time left in the shard (-1 when none), so the worker
--- can wake for a retry it has just scheduled.
+-- settle: ARGV dead cap, max attempts, then per task: key, token, outcome,
+-- retry delay ms, error text. The outcomes are settle.go's outcomeKind names:
+--   done     the handler succeeded: the task is finished
+--   retry    it failed: due again after the delay, or buried when out of attempts
+--   dead     it failed for good: buried at once
+--   release  Run stopped: due again at once, attempt not counted
+--   later    RetryAfter: due again after the delay, attempt not counted
+-- Any other outcome, and any malformed argument, is an error reply before
+-- anything is written: a typo must never retry a task.
+--
+-- Returns one settle code per task (settle.go's settleCode: 0 rejected, the
+-- token is not the current owner's; 1 done; 2 retry scheduled; 3 dead;
+-- 4 dropped because it was cancelled; 5 released), then the earliest due time
+-- left in the shard (-1 when none), so the worker can wake for a retry it has
+-- just scheduled.
+local outcomes = {done = true, retry = true, dead = true, release = true, later = true}
+if not is_int(ARGV[1]) or not is_int(ARGV[2]) or (#ARGV - 2) % 5 ~= 0 then
+  return redis.error_reply('rediswheel: settle: bad arguments')
+end
+local n = (#ARGV - 2) / 5
+for j = 1, n do
+  local i = 5 * j - 2
+  if not outcomes[ARGV[i + 2]] then
+    return redis.error_reply('rediswheel: unknown outcome ' .. ARGV[i + 2])
+  end
+  if not is_int(ARGV[i + 3]) then
+    return redis.error_reply('rediswheel: settle: bad delay ' .. ARGV[i + 3])
+  end
+end
+
 local cap, max = tonumber(ARGV[1]), tonumber(ARGV[2])
 local now = now_ms()
-local n = (#ARGV - 2) / 5
 local tfields, xfields = {}, {}
 for j = 1, n do
   local k = ARGV[5 * j - 2]
@@ -27,10 +50,12 @@ for j = 1, n do
       gone[#gone + 1] = k
       for _, f in ipairs({'a|', 't|', 'x|', 'e|'}) do gonefields[#gonefields + 1] = f .. k end
       code = cancelled[j] and 4 or 1
-    elseif outcome == 'release' then
+    elseif outcome == 'release' or outcome == 'later' then
+      local at = now
+      if outcome == 'later' then at = now + tonumber(ARGV[i + 3]) end
       redis.call('HDEL', ctl, 't|' .. k)
       redis.call('HINCRBY', ctl, 'a|' .. k, -1)
-      redis.call('ZADD', due, now, k)
+      redis.call('ZADD', due, at, k)
       code = 5
     elseif outcome == 'dead' or tonumber(redis.call('HGET', ctl, 'a|' .. k) or '0') >= max then
       bury(k, now, ARGV[i + 4], cap)

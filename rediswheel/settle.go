@@ -25,15 +25,23 @@ const (
 	outcomeLater   outcomeKind = "later"   // RetryAfter: deliver again after delay, attempt not counted
 )
 
-// Codes returned by the settle script, one per outcome.
+// A settleCode is what the settle script did with one outcome; lua/settle.lua
+// returns the same numbers.
+type settleCode = int64
+
 const (
-	settleRejected  = 0 // the token was stale: another worker owns the task
-	settleDone      = 1
-	settleRetry     = 2
-	settleDead      = 3
-	settleCancelled = 4
-	settleReleased  = 5
+	settleRejected  settleCode = 0 // the token was stale: another worker owns the task
+	settleDone      settleCode = 1 // finished (forgotten, or retained)
+	settleRetry     settleCode = 2 // due again after the delay, attempt counted
+	settleDead      settleCode = 3 // buried
+	settleCancelled settleCode = 4 // Cancel came first: finished as cancelled, never retried
+	settleReleased  settleCode = 5 // due again at once, attempt not counted
 )
+
+// settled is the reply of one settle call.
+type settled struct {
+	codes []settleCode // one per outcome, in order
+}
 
 // settleLoop sends outcomes to Redis until r.outcomes is closed, batching
 // whatever has queued up meanwhile into one script call per shard. Under
@@ -83,7 +91,9 @@ func (r *runner) settleLoop() {
 // settle applies outcomes, all in shard, and returns one settle code each. It
 // hints this Queue's Runs with the shard's earliest due time, so a retry due
 // sooner than they know of (a short Backoff) is not left for the idle poll.
-func (q *Queue) settle(ctx context.Context, shard int, os []outcome) ([]int64, error) {
+//
+// The arguments and the reply are lua/settle.lua's: change both together.
+func (q *Queue) settle(ctx context.Context, shard int, os []outcome) (settled, error) {
 	args := make([]any, 0, 2+5*len(os))
 	args = append(args, q.opts.MaxDead, q.opts.MaxAttempts)
 	for _, o := range os {
@@ -94,10 +104,10 @@ func (q *Queue) settle(ctx context.Context, shard int, os []outcome) ([]int64, e
 		err = fmt.Errorf("unexpected reply %v", codes)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("rediswheel: settle shard %d: %w", shard, err)
+		return settled{}, fmt.Errorf("rediswheel: settle shard %d: %w", shard, err)
 	}
 	if next := codes[len(os)]; next >= 0 {
 		q.hint(next)
 	}
-	return codes[:len(os)], nil
+	return settled{codes: codes[:len(os)]}, nil
 }

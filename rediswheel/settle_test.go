@@ -1,0 +1,82 @@
+package rediswheel
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// claimOne adds key due now to q (one shard) and claims it for a minute.
+func claimOne(t *testing.T, q *Queue, key string) *delivery {
+	t.Helper()
+	ctx := context.Background()
+	_, err := q.Add(ctx, key, []byte("p"), time.Now().Add(-time.Second))
+	require.NoError(t, err)
+	got, err := q.claim(ctx, 0, 1, time.Minute)
+	require.NoError(t, err)
+	require.Len(t, got.tasks, 1)
+	return got.tasks[0]
+}
+
+// A settle outcome the script does not know is an error, never a retry: a
+// typo on the Go side must not silently retry (or finish) a task.
+func TestSettleRejectsUnknownOutcome(t *testing.T) {
+	c := standalone(t)
+	q := newQueue(t, c, Options{Shards: 1})
+	ctx := context.Background()
+	d := claimOne(t, q, "k")
+	for _, kind := range []outcomeKind{"retyr", "", "ok", "DONE"} {
+		_, err := q.settle(ctx, 0, []outcome{{d: d, kind: kind, err: "x"}})
+		require.Error(t, err, "outcome %q", kind)
+		assert.Contains(t, err.Error(), "rediswheel: unknown outcome "+string(kind))
+	}
+	// A bad outcome anywhere in a batch rejects the whole batch before any write.
+	d2 := claimOne(t, q, "k2")
+	_, err := q.settle(ctx, 0, []outcome{{d: d2, kind: outcomeDone}, {d: d, kind: "retyr"}})
+	require.Error(t, err)
+	assert.Equal(t, ShardStats{InFlight: 2}, totals(t, q), "nothing was settled")
+
+	res, err := q.settle(ctx, 0, []outcome{{d: d, kind: outcomeDone}, {d: d2, kind: outcomeDone}})
+	require.NoError(t, err)
+	assert.Equal(t, []settleCode{settleDone, settleDone}, res.codes, "the tokens are still current")
+}
+
+// Every script refuses arguments it does not understand, before it writes.
+func TestScriptsRejectBadArguments(t *testing.T) {
+	c := standalone(t)
+	q := newQueue(t, c, Options{Shards: 1})
+	ctx := context.Background()
+	d := claimOne(t, q, "k")
+	keys := q.keys[0]
+	cases := []struct {
+		name   string
+		script *redis.Script
+		args   []any
+	}{
+		{"settle: short task", settleScript, []any{10, 3, "k", d.token, "done", 0}},
+		{"settle: bad delay", settleScript, []any{10, 3, "k", d.token, "retry", "1e3", "e"}},
+		{"settle: bad cap", settleScript, []any{"x", 3, "k", d.token, "done", 0, ""}},
+		{"extend: odd pairs", extendScript, []any{1000, "k"}},
+		{"extend: bad lease", extendScript, []any{"1.5", "k", d.token}},
+		{"extend: zero lease", extendScript, []any{0, "k", d.token}},
+		{"cancel: extra", cancelScript, []any{"k", "more"}},
+		{"cancel: none", cancelScript, []any{}},
+		{"requeue: extra", requeueScript, []any{"k", "more"}},
+		{"dead: float limit", deadScript, []any{"4.6e18"}},
+		{"dead: negative limit", deadScript, []any{-1}},
+		{"dead: extra", deadScript, []any{1, 2}},
+	}
+	for _, tc := range cases {
+		err := tc.script.Run(ctx, c, keys, tc.args...).Err()
+		require.Error(t, err, tc.name)
+		assert.Contains(t, err.Error(), "rediswheel: ", tc.name)
+	}
+	assert.Equal(t, ShardStats{InFlight: 1}, totals(t, q), "nothing was written")
+	res, err := q.settle(ctx, 0, []outcome{{d: d, kind: outcomeDone}})
+	require.NoError(t, err)
+	assert.Equal(t, []settleCode{settleDone}, res.codes)
+}
