@@ -24,6 +24,9 @@ const (
 	MinLease     = 100 * time.Millisecond
 	MaxKeyLen    = 1024
 	maxNamespace = 128
+	// MaxHistoryLen caps Options.HistoryLen: settle rewrites a task's whole
+	// history (JSON) at every delivery, so its cost grows with the length.
+	MaxHistoryLen = 1000
 )
 
 // Options configures a Queue. The zero value of each field means its default.
@@ -114,6 +117,9 @@ func (o Options) withDefaults() (Options, error) {
 		{o.MaxAttempts < 0, fmt.Sprintf("MaxAttempts %d", o.MaxAttempts)},
 		{o.Concurrency < 0, fmt.Sprintf("Concurrency %d", o.Concurrency)},
 		{o.MaxDead < 0, fmt.Sprintf("MaxDead %d", o.MaxDead)},
+		{o.Retention < 0, fmt.Sprintf("Retention %v", o.Retention)},
+		{o.MaxRetained < 0, fmt.Sprintf("MaxRetained %d", o.MaxRetained)},
+		{o.HistoryLen < 0 || o.HistoryLen > MaxHistoryLen, fmt.Sprintf("HistoryLen %d (want 0..%d)", o.HistoryLen, MaxHistoryLen)},
 	}
 	for _, c := range check {
 		if c.bad {
@@ -134,6 +140,12 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.MaxDead == 0 {
 		o.MaxDead = DefaultMaxDead
+	}
+	if o.MaxRetained == 0 {
+		o.MaxRetained = DefaultMaxRetained
+	}
+	if o.HistoryLen == 0 {
+		o.HistoryLen = DefaultHistoryLen
 	}
 	if o.Backoff == nil {
 		o.Backoff = DefaultBackoff

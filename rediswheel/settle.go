@@ -22,7 +22,7 @@ const (
 	outcomeRetry   outcomeKind = "retry"   // failed: deliver again after delay (or bury when out of attempts)
 	outcomeDead    outcomeKind = "dead"    // Permanent: bury at once
 	outcomeRelease outcomeKind = "release" // Run stopped: deliver again at once, attempt not counted
-	outcomeLater   outcomeKind = "later"   // RetryAfter: deliver again after delay, attempt not counted
+	outcomeLater   outcomeKind = "later"   // RetryAfter: deliver again after delay, attempt not counted (bounded: MaxPostponements)
 )
 
 // A settleCode is what the settle script did with one outcome; lua/settle.lua
@@ -36,11 +36,24 @@ const (
 	settleDead      settleCode = 3 // buried
 	settleCancelled settleCode = 4 // Cancel came first: finished as cancelled, never retried
 	settleReleased  settleCode = 5 // due again at once, attempt not counted
+	settlePostponed settleCode = 6 // later: due again after the delay, attempt not counted
 )
+
+// MaxPostponements bounds the RetryAfter postponements of one task (counted
+// in its ctl field r|, reset by Requeue and Replace): past it a RetryAfter
+// counts as a failed attempt, so a receiver that says "not now" forever
+// cannot keep a task alive forever. 100 postponements of at most
+// MaxRetryAfter cover a receiver that throttles for days, or one that asks
+// for a minute every minute for well over an hour.
+const MaxPostponements = 100
 
 // settled is the reply of one settle call.
 type settled struct {
 	codes []settleCode // one per outcome, in order
+	// trimmed counts the dead tasks this call dropped from the dead set (the
+	// oldest, past Options.MaxDead); trimmedKept the retained tasks it
+	// forgot (retention over, or past Options.MaxRetained). For the metrics.
+	trimmed, trimmedKept int
 }
 
 // settleLoop sends outcomes to Redis until r.outcomes is closed, batching
@@ -94,20 +107,22 @@ func (r *runner) settleLoop() {
 //
 // The arguments and the reply are lua/settle.lua's: change both together.
 func (q *Queue) settle(ctx context.Context, shard int, os []outcome) (settled, error) {
-	args := make([]any, 0, 2+5*len(os))
-	args = append(args, q.opts.MaxDead, q.opts.MaxAttempts)
+	args := make([]any, 0, 6+5*len(os))
+	args = append(args, q.opts.MaxDead, q.opts.MaxAttempts, q.opts.HistoryLen,
+		durationMilliCeil(q.opts.Retention), q.opts.MaxRetained, MaxPostponements)
 	for _, o := range os {
 		args = append(args, o.d.task.Key, o.d.token, string(o.kind), o.delay, o.err)
 	}
-	codes, err := settleScript.Run(ctx, q.client, q.keys[shard], args...).Int64Slice()
-	if err == nil && len(codes) != len(os)+1 {
-		err = fmt.Errorf("unexpected reply %v", codes)
+	v, err := settleScript.Run(ctx, q.client, q.keys[shard], args...).Int64Slice()
+	if err == nil && len(v) != len(os)+3 {
+		err = fmt.Errorf("unexpected reply %v", v)
 	}
 	if err != nil {
 		return settled{}, fmt.Errorf("rediswheel: settle shard %d: %w", shard, err)
 	}
-	if next := codes[len(os)]; next >= 0 {
+	n := len(os)
+	if next := v[n]; next >= 0 {
 		q.hint(next)
 	}
-	return settled{codes: codes[:len(os)]}, nil
+	return settled{codes: v[:n], trimmed: int(v[n+1]), trimmedKept: int(v[n+2])}, nil
 }

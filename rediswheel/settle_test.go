@@ -57,14 +57,19 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 		script *redis.Script
 		args   []any
 	}{
-		{"settle: short task", settleScript, []any{10, 3, "k", d.token, "done", 0}},
-		{"settle: bad delay", settleScript, []any{10, 3, "k", d.token, "retry", "1e3", "e"}},
-		{"settle: bad cap", settleScript, []any{"x", 3, "k", d.token, "done", 0, ""}},
+		{"settle: short task", settleScript, []any{10, 3, 10, 0, 100, 100, "k", d.token, "done", 0}},
+		{"settle: short header", settleScript, []any{10, 3, "k", d.token, "done", 0, ""}},
+		{"settle: bad delay", settleScript, []any{10, 3, 10, 0, 100, 100, "k", d.token, "retry", "1e3", "e"}},
+		{"settle: negative delay", settleScript, []any{10, 3, 10, 0, 100, 100, "k", d.token, "retry", -5, "e"}},
+		{"settle: bad cap", settleScript, []any{"x", 3, 10, 0, 100, 100, "k", d.token, "done", 0, ""}},
+		{"settle: bad retention", settleScript, []any{10, 3, 10, "1.5", 100, 100, "k", d.token, "done", 0, ""}},
 		{"extend: odd pairs", extendScript, []any{1000, "k"}},
 		{"extend: bad lease", extendScript, []any{"1.5", "k", d.token}},
 		{"extend: zero lease", extendScript, []any{0, "k", d.token}},
-		{"cancel: extra", cancelScript, []any{"k", "more"}},
+		{"cancel: extra", cancelScript, []any{"k", 0, 100, "more"}},
 		{"cancel: none", cancelScript, []any{}},
+		{"cancel: key only", cancelScript, []any{"k"}},
+		{"cancel: bad retention", cancelScript, []any{"k", "1.5", 100}},
 		{"requeue: extra", requeueScript, []any{"k", "more"}},
 		{"dead: float limit", deadScript, []any{"4.6e18"}},
 		{"dead: negative limit", deadScript, []any{-1}},

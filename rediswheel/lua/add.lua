@@ -35,7 +35,8 @@ for i = 3, #ARGV, 3 do
     -- A replaced task starts over: fresh attempts, no last error. ZADD
     -- below sets its due time; it must leave dead.
     redis.call('ZREM', dead, k)
-    redis.call('HDEL', ctl, 'a|' .. k, 't|' .. k, 'x|' .. k, 'e|' .. k)
+    redis.call('ZREM', kept, k) -- a retained task too: its retention ends here
+    redis.call('HDEL', ctl, 'a|' .. k, 't|' .. k, 'x|' .. k, 'e|' .. k, 'f|' .. k, 'r|' .. k)
     redis.call('HSET', body, k, payload)
   end
   if status == 1 then
