@@ -75,13 +75,21 @@ type Options struct {
 	ShutdownGrace time.Duration
 	// Retention keeps finished tasks (done or cancelled) readable through Get
 	// and List for this long after they finish, and makes Add of their key a
-	// no-op meanwhile (default 0: forgotten at once).
+	// no-op meanwhile: a uniqueness window (default 0: forgotten at once).
+	// Dead tasks are not concerned: they stay in the dead set (MaxDead). A
+	// retained task keeps its attempts, last error, record and history but
+	// not its payload, about 700 bytes of Redis memory each (measured by
+	// TestRetainedMemory). It is forgotten by the first settle or cancel on
+	// its shard after its retention ends, so the window may last a little
+	// longer on an idle shard, never shorter. Cancel of a retained task and
+	// Replace of its key end the window at once.
 	Retention time.Duration
 	// MaxRetained caps each shard's retained tasks; past it the oldest are
 	// forgotten early (default DefaultMaxRetained).
 	MaxRetained int
 	// HistoryLen is how many deliveries each task remembers (Get's
-	// TaskInfo.History), newest kept (default DefaultHistoryLen).
+	// TaskInfo.History), newest kept (default DefaultHistoryLen, at most
+	// MaxHistoryLen).
 	HistoryLen int
 	// WorkerID names this process's deliveries in task histories (default
 	// host name, pid and a random suffix).

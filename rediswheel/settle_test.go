@@ -2,6 +2,7 @@ package rediswheel
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -84,4 +85,97 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 	res, err := q.settle(ctx, 0, []outcome{{d: d, kind: outcomeDone}})
 	require.NoError(t, err)
 	assert.Equal(t, []settleCode{settleDone}, res.codes)
+}
+
+// later (RetryAfter) makes a task due again after the delay without using
+// up an attempt, MaxPostponements times; past that it is a failed attempt,
+// and the last one buries the task. Requeue gives back the postponements.
+func TestSettleLaterIsBounded(t *testing.T) {
+	c := standalone(t)
+	q := newQueue(t, c, Options{Shards: 1, MaxAttempts: 2})
+	ctx := context.Background()
+	d := claimOne(t, q, "k")
+
+	// A delay is honoured: the task waits, not due.
+	res, err := q.settle(ctx, 0, []outcome{{d: d, kind: outcomeLater, delay: time.Hour.Milliseconds(), err: "busy"}})
+	require.NoError(t, err)
+	require.Equal(t, []settleCode{settlePostponed}, res.codes)
+	assert.Equal(t, ShardStats{Scheduled: 1}, totals(t, q))
+	err = q.Replace(ctx, "k", []byte("p"), time.Now().Add(-time.Second)) // a new task: postponements start over
+	require.NoError(t, err)
+
+	postpone := func(want settleCode, attempt int) {
+		t.Helper()
+		got, err := q.claim(ctx, 0, 1, time.Minute)
+		require.NoError(t, err)
+		require.Len(t, got.tasks, 1)
+		require.Equal(t, attempt, got.tasks[0].task.Attempt)
+		res, err := q.settle(ctx, 0, []outcome{{d: got.tasks[0], kind: outcomeLater, err: "busy"}})
+		require.NoError(t, err)
+		require.Equal(t, []settleCode{want}, res.codes)
+	}
+	for range MaxPostponements {
+		postpone(settlePostponed, 1)
+	}
+	postpone(settleRetry, 1) // out of postponements: attempt 1 failed
+	postpone(settleDead, 2)  // and attempt 2 was the last
+	dead, err := q.Dead(ctx, 10)
+	require.NoError(t, err)
+	require.Len(t, dead, 1)
+	assert.Equal(t, "busy", dead[0].LastError)
+	assert.Equal(t, 2, dead[0].Attempts)
+
+	ok, err := q.Requeue(ctx, "k")
+	require.NoError(t, err)
+	require.True(t, ok)
+	postpone(settlePostponed, 1)
+}
+
+// A task's own max attempts (field 5 of its record m|) overrides the queue's
+// when settle decides a retry is the last.
+func TestSettleReadsTaskMaxAttempts(t *testing.T) {
+	c := standalone(t)
+	q := newQueue(t, c, Options{Shards: 1, MaxAttempts: 1})
+	ctx := context.Background()
+	_, err := q.Add(ctx, "k", []byte("p"), time.Now().Add(-time.Second))
+	require.NoError(t, err)
+	// As add.lua writes it with TaskMaxAttempts(2): added, original due,
+	// payload bytes, timeout, max attempts, backoff base, limit, type.
+	require.NoError(t, c.HSet(ctx, q.keys[0][4], "m|k", "1|1|1|0|2|0|0|a|type").Err())
+	for attempt, want := range []settleCode{settleRetry, settleDead} {
+		got, err := q.claim(ctx, 0, 1, time.Minute)
+		require.NoError(t, err)
+		require.Len(t, got.tasks, 1)
+		require.Equal(t, attempt+1, got.tasks[0].task.Attempt)
+		res, err := q.settle(ctx, 0, []outcome{{d: got.tasks[0], kind: outcomeRetry, err: "e"}})
+		require.NoError(t, err)
+		require.Equal(t, []settleCode{want}, res.codes, "attempt %d", attempt+1)
+	}
+}
+
+// settle reports how many dead tasks it trimmed from the dead set, for the
+// metrics: never silent.
+func TestSettleCountsTrimmedDead(t *testing.T) {
+	c := standalone(t)
+	const capped = 5
+	q := newQueue(t, c, Options{Shards: 1, MaxDead: capped})
+	ctx := context.Background()
+	for i := range 20 {
+		_, err := q.Add(ctx, fmt.Sprint("k", i), []byte("p"), time.Now().Add(-time.Second))
+		require.NoError(t, err)
+	}
+	got, err := q.claim(ctx, 0, 20, time.Minute)
+	require.NoError(t, err)
+	require.Len(t, got.tasks, 20)
+	var os []outcome
+	for _, d := range got.tasks[:18] {
+		os = append(os, outcome{d: d, kind: outcomeDead, err: "no"})
+	}
+	res, err := q.settle(ctx, 0, os)
+	require.NoError(t, err)
+	assert.Equal(t, 13, res.trimmed, "18 buried in one call, 5 kept")
+	res, err = q.settle(ctx, 0, []outcome{{d: got.tasks[18], kind: outcomeDead}, {d: got.tasks[19], kind: outcomeDone}})
+	require.NoError(t, err)
+	assert.Equal(t, 1, res.trimmed)
+	assert.Equal(t, ShardStats{Dead: capped}, totals(t, q))
 }
