@@ -60,6 +60,11 @@ func TestRetainedMemory(t *testing.T) {
 			done += len(got.tasks)
 		}
 		after := usage(q)
+		for _, k := range q.keys[0] {
+			if v, err := c.MemoryUsage(ctx, k, 0).Result(); err == nil {
+				t.Logf("retention %v: %s: %d bytes per task", retention, k, v/n)
+			}
+		}
 		t.Logf("retention %v: %d tasks scheduled: %d bytes (%d per task); after done: %d bytes (%d per task)",
 			retention, n, scheduled, scheduled/n, after, after/n)
 		if retention > 0 {
