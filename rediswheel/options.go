@@ -2,7 +2,6 @@ package rediswheel
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"time"
 )
@@ -58,7 +57,9 @@ type Options struct {
 	MaxDead int
 	// OnError, if set, receives the errors Run cannot return: failed claims,
 	// heartbeats and acks. Run retries them itself; a task whose ack was lost
-	// is delivered again after its lease. It must not block.
+	// is delivered again after its lease. It must not block. When it is nil,
+	// they go to slog.Default at warning level, with an "op" attribute (claim,
+	// extend or settle) and an "err" one.
 	OnError func(error)
 
 	// HandlerTimeout bounds each delivery's handler when the task has no
@@ -89,15 +90,7 @@ type Options struct {
 // [0, min(1h, 1s * 2^(attempt-1))], so that tasks failing together do not
 // retry together. With 25 attempts a task that always fails dies after about 6.5 hours on average.
 func DefaultBackoff(attempt int) time.Duration {
-	const base, ceiling = time.Second, time.Hour
-	limit := ceiling
-	if attempt < 1 {
-		attempt = 1
-	}
-	if attempt <= 13 { // 2^12 s > 1h: beyond that the cap applies
-		limit = min(ceiling, base<<(attempt-1))
-	}
-	return rand.N(limit + 1)
+	return fullJitter(time.Second, time.Hour, attempt)
 }
 
 // withDefaults validates o and fills in its zero fields.
@@ -114,6 +107,8 @@ func (o Options) withDefaults() (Options, error) {
 		{o.MaxAttempts < 0, fmt.Sprintf("MaxAttempts %d", o.MaxAttempts)},
 		{o.Concurrency < 0, fmt.Sprintf("Concurrency %d", o.Concurrency)},
 		{o.MaxDead < 0, fmt.Sprintf("MaxDead %d", o.MaxDead)},
+		{o.HandlerTimeout < 0, fmt.Sprintf("HandlerTimeout %v", o.HandlerTimeout)},
+		{o.ShutdownGrace < 0, fmt.Sprintf("ShutdownGrace %v", o.ShutdownGrace)},
 	}
 	for _, c := range check {
 		if c.bad {
