@@ -65,7 +65,8 @@ type Options struct {
 	// HandlerTimeout bounds each delivery's handler when the task has no
 	// TaskTimeout of its own: its context is cancelled after it, and a
 	// handler still running then counts as a failed attempt (default 0: no
-	// bound).
+	// bound). That delivery is settled at once, without waiting for the
+	// handler, which keeps its place among Concurrency until it returns.
 	HandlerTimeout time.Duration
 	// ShutdownGrace is how long a stopping Run lets running handlers finish
 	// before it cancels their contexts and releases their tasks (default 0:

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -83,7 +84,11 @@ func TestShutdownGraceLetsHandlersFinish(t *testing.T) {
 // cancelled, with the cause of Run's context; its task is released: due at
 // once for another Run, its attempt not counted.
 func TestShutdownGraceThenRelease(t *testing.T) {
-	c := standalone(t)
+	t.Run("standalone", func(t *testing.T) { testShutdownGraceThenRelease(t, standalone(t)) })
+	t.Run("cluster", func(t *testing.T) { testShutdownGraceThenRelease(t, cluster(t)) })
+}
+
+func testShutdownGraceThenRelease(t *testing.T, c redis.UniversalClient) {
 	const grace = 300 * time.Millisecond
 	q := newQueue(t, c, Options{ShutdownGrace: grace}) // Lease 30s: a release is not a lease running out
 	ctx := context.Background()
