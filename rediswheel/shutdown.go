@@ -28,7 +28,8 @@ func (r *runner) shutdown(cause error, stop context.CancelCauseFunc) {
 		}
 		t.Stop()
 		stop(cause)
-		<-idle // the watcher must not outlive Run
+		<-idle // all handlers returned, and the watcher with them
+		return
 	}
 	stop(cause)
 	r.handlers.Wait()

@@ -111,7 +111,8 @@ func (q *Queue) Run(ctx context.Context, h Handler) error {
 	}
 	// Handlers run under work, not ctx: ctx ending must not cancel them
 	// before ShutdownGrace is over.
-	work, stopWork := context.WithCancelCause(context.WithoutCancel(ctx))
+	bgctx := context.WithoutCancel(ctx)
+	work, stopWork := context.WithCancelCause(bgctx)
 	r := &runner{
 		q:        q,
 		h:        h,
@@ -120,7 +121,7 @@ func (q *Queue) Run(ctx context.Context, h Handler) error {
 		freed:    make(chan struct{}, 1),
 		outcomes: make(chan outcome, q.opts.Concurrency),
 		leases:   map[*delivery]struct{}{},
-		bgctx:    context.WithoutCancel(ctx),
+		bgctx:    bgctx,
 	}
 	stopBeat := make(chan struct{})
 	var bg sync.WaitGroup
@@ -133,9 +134,8 @@ func (q *Queue) Run(ctx context.Context, h Handler) error {
 	if err != nil {
 		cause = err
 	}
-	r.shutdown(cause, stopWork)
+	r.shutdown(cause, stopWork) // returns once every handler has
 
-	r.handlers.Wait()
 	close(stopBeat)
 	close(r.outcomes)
 	bg.Wait()
