@@ -44,7 +44,7 @@ func (r *runner) extend(shard int, ds []*delivery, timeout time.Duration) {
 	defer cancel()
 	codes, err := r.q.extend(ctx, shard, ds, r.q.opts.Lease)
 	if err != nil {
-		r.report(err)
+		r.report("extend", err)
 		return
 	}
 	for i, code := range codes {

@@ -109,9 +109,8 @@ func TestStaleSettleIsNotRemembered(t *testing.T) {
 	ctx := context.Background()
 	d := claimOne(t, q, "k")
 	delivered(t, q, d)
-	stale := *d
-	stale.token = "0"
-	res, err := q.settle(ctx, 0, []outcome{{d: &stale, kind: outcomeRetry, err: "late"}})
+	stale := &delivery{shard: d.shard, token: "0", task: d.task}
+	res, err := q.settle(ctx, 0, []outcome{{d: stale, kind: outcomeRetry, err: "late"}})
 	require.NoError(t, err)
 	require.Equal(t, []settleCode{settleRejected}, res.codes)
 	assert.Zero(t, c.HExists(ctx, q.keys[0][4], "h|k").Val())

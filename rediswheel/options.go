@@ -2,7 +2,6 @@ package rediswheel
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"time"
 )
@@ -61,13 +60,16 @@ type Options struct {
 	MaxDead int
 	// OnError, if set, receives the errors Run cannot return: failed claims,
 	// heartbeats and acks. Run retries them itself; a task whose ack was lost
-	// is delivered again after its lease. It must not block.
+	// is delivered again after its lease. It must not block. When it is nil,
+	// they go to slog.Default at warning level, with an "op" attribute (claim,
+	// extend or settle) and an "err" one.
 	OnError func(error)
 
 	// HandlerTimeout bounds each delivery's handler when the task has no
 	// TaskTimeout of its own: its context is cancelled after it, and a
 	// handler still running then counts as a failed attempt (default 0: no
-	// bound).
+	// bound). That delivery is settled at once, without waiting for the
+	// handler, which keeps its place among Concurrency until it returns.
 	HandlerTimeout time.Duration
 	// ShutdownGrace is how long a stopping Run lets running handlers finish
 	// before it cancels their contexts and releases their tasks (default 0:
@@ -100,15 +102,7 @@ type Options struct {
 // [0, min(1h, 1s * 2^(attempt-1))], so that tasks failing together do not
 // retry together. With 25 attempts a task that always fails dies after about 6.5 hours on average.
 func DefaultBackoff(attempt int) time.Duration {
-	const base, ceiling = time.Second, time.Hour
-	limit := ceiling
-	if attempt < 1 {
-		attempt = 1
-	}
-	if attempt <= 13 { // 2^12 s > 1h: beyond that the cap applies
-		limit = min(ceiling, base<<(attempt-1))
-	}
-	return rand.N(limit + 1)
+	return fullJitter(time.Second, time.Hour, attempt)
 }
 
 // withDefaults validates o and fills in its zero fields.
@@ -128,6 +122,8 @@ func (o Options) withDefaults() (Options, error) {
 		{o.Retention < 0, fmt.Sprintf("Retention %v", o.Retention)},
 		{o.MaxRetained < 0, fmt.Sprintf("MaxRetained %d", o.MaxRetained)},
 		{o.HistoryLen < 0 || o.HistoryLen > MaxHistoryLen, fmt.Sprintf("HistoryLen %d (want 0..%d)", o.HistoryLen, MaxHistoryLen)},
+		{o.HandlerTimeout < 0, fmt.Sprintf("HandlerTimeout %v", o.HandlerTimeout)},
+		{o.ShutdownGrace < 0, fmt.Sprintf("ShutdownGrace %v", o.ShutdownGrace)},
 	}
 	for _, c := range check {
 		if c.bad {

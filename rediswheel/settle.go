@@ -85,7 +85,7 @@ func (r *runner) settleLoop() {
 				k := min(len(os), maxBatch)
 				ctx, cancel := context.WithTimeout(r.bgctx, finalTimeout)
 				if _, err := r.q.settle(ctx, shard, os[:k]); err != nil {
-					r.report(err)
+					r.report("settle", err)
 				}
 				cancel()
 				os = os[k:]
