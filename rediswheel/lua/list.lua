@@ -56,45 +56,61 @@ if after ~= '' then
   end
 end
 
-local got = redis.call('ZRANGE', set, start, start + budget - 1, 'WITHSCORES')
-local n = #got / 2
-local keep = {}
-if filter == 'ae' and n > 0 then
-  local fields = {}
-  for i = 1, n do
-    fields[#fields + 1] = 'a|' .. got[2 * i - 1]
-    fields[#fields + 1] = 'e|' .. got[2 * i - 1]
-  end
-  local v = redis.call('HMGET', ctl, unpack(fields))
-  for i = 1, n do
-    local a, e = tonumber(v[2 * i - 1] or '0'), v[2 * i]
-    local retrying = a > 0 or (e and e ~= '')
-    keep[i] = (state == 'retrying') == (retrying and true or false)
-  end
-elseif filter == 'f' and n > 0 then
-  local fields = {}
-  for i = 1, n do fields[i] = 'f|' .. got[2 * i - 1] end
-  local v = redis.call('HMGET', ctl, unpack(fields))
-  for i = 1, n do
-    -- A retained task without f| reads as done, as in get.go.
-    keep[i] = string.match(v[i] or 'done|', '^([^|]*)') == state
-  end
-end
-
-local out = {'end', '', ''}
-local matches = 0
-for i = 1, n do
-  if not filter or keep[i] then
-    out[#out + 1] = got[2 * i - 1]
-    out[#out + 1] = got[2 * i]
-    matches = matches + 1
-    if matches == limit then
-      out[1] = 'full'
-      return out
+-- matching tells which members of got (member, score, ...) are in the state.
+local function matching(got)
+  local n, keep = #got / 2, {}
+  if n == 0 then
+    return keep
+  elseif not filter then
+    for i = 1, n do keep[i] = true end
+  elseif filter == 'ae' then
+    local fields = {}
+    for i = 1, n do
+      fields[#fields + 1] = 'a|' .. got[2 * i - 1]
+      fields[#fields + 1] = 'e|' .. got[2 * i - 1]
+    end
+    local v = redis.call('HMGET', ctl, unpack(fields))
+    for i = 1, n do
+      local a, e = tonumber(v[2 * i - 1] or '0'), v[2 * i]
+      local retrying = a > 0 or (e ~= false and e ~= '')
+      keep[i] = (state == 'retrying') == retrying
+    end
+  else
+    local fields = {}
+    for i = 1, n do fields[i] = 'f|' .. got[2 * i - 1] end
+    local v = redis.call('HMGET', ctl, unpack(fields))
+    for i = 1, n do
+      -- A retained task without f| reads as done, as in get.go.
+      keep[i] = string.match(v[i] or 'done|', '^([^|]*)') == state
     end
   end
+  return keep
 end
-if n == budget then
-  out[1], out[2], out[3] = 'budget', got[2 * n], got[2 * n - 1]
+
+-- Scan in chunks, so that a page of a common state reads about limit
+-- members, and one of a rare state at most budget.
+local out = {'end', '', ''}
+local matches, scanned = 0, 0
+while scanned < budget do
+  local want = math.min(budget - scanned, math.max(limit - matches + 4, 16))
+  local got = redis.call('ZRANGE', set, start + scanned, start + scanned + want - 1, 'WITHSCORES')
+  local n = #got / 2
+  local keep = matching(got)
+  for i = 1, n do
+    if keep[i] then
+      out[#out + 1] = got[2 * i - 1]
+      out[#out + 1] = got[2 * i]
+      matches = matches + 1
+      if matches == limit then
+        out[1] = 'full'
+        return out
+      end
+    end
+  end
+  scanned = scanned + n
+  if n < want then return out end -- the end of the set
+  if scanned == budget then
+    out[1], out[2], out[3] = 'budget', got[2 * n], got[2 * n - 1]
+  end
 end
 return out
