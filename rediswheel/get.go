@@ -13,8 +13,9 @@ import (
 // Get returns what the shard holds about the task under key, read in one
 // atomic script call: its state, times, attempts, last error, policy and
 // delivery history. It returns an error wrapping ErrNotFound when the key is
-// in no state: never added, finished and not retained (or its retention
-// ended), cancelled, or trimmed from the dead set.
+// in no state: never added, finished or cancelled and not retained (or its
+// retention ended), or trimmed from the dead set. Cost: one round trip and
+// ~15 µs of Redis CPU (TestInspectionCost).
 func (q *Queue) Get(ctx context.Context, key string) (TaskInfo, error) {
 	if err := checkKey(key); err != nil {
 		return TaskInfo{}, err

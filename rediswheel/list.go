@@ -19,8 +19,9 @@ const (
 	// listScan is how many members of the due or kept set each shard
 	// examines per page when listing a state that shares its set (scheduled
 	// and retrying, done and cancelled), so that a page of a rare state
-	// among many of the other costs a bounded script. See list_test.go for
-	// the measured cost.
+	// among many of the other costs a bounded script: ~0.4 ms of Redis CPU
+	// per shard (6 ms for a page over 16 shards, TestInspectionCost), well
+	// under the ~1 ms a full claim takes.
 	listScan = 256
 )
 
@@ -32,21 +33,27 @@ const (
 // until next is "". limit must be at least 1; above MaxListLimit it is
 // lowered to it. A page may hold fewer than limit tasks, even none, while
 // next is not "": for scheduled, retrying, done and cancelled each shard
-// examines a bounded number of entries per page.
+// examines a bounded stretch of its set per page. The last page may be empty.
 //
 // Concurrent changes: the cursor is a position (time, key), not a snapshot.
 // A task that stays in state with the same time from the first page to the
-// last is returned exactly once. A task that enters, leaves or moves (a
-// retry, a Reschedule, an extended lease) during the listing may be returned
-// once, twice (moved later) or not at all (moved before the cursor). A task
-// returned is as read after its position was chosen, so its Due may differ
-// from the time it was ordered by; one that left state in between is left
-// out of the page.
+// last is returned exactly once. A task that enters, leaves or moves during
+// the listing may be returned once, twice (moved later) or not at all (moved
+// before the cursor): a retry, a Reschedule, a Replace. Leases of running
+// handlers move later at each heartbeat, so a listing of in flight tasks may
+// return a long-running one twice, but never misses one that stays in
+// flight. A task is returned as read just after its position was chosen, so
+// its Due may already differ from the time it was ordered by; one that left
+// state in between is left out of the page.
 //
-// A page costs two round trips (one pipeline per shard set each) and on each
-// shard a script bounded by limit. An unknown state returns an error
-// wrapping ErrState, a limit below 1 ErrLimit, and a cursor not made by List
-// for this state ErrCursor.
+// Cost: two round trips, one pipeline each: the first runs a script on
+// every shard that reads about limit members after the cursor (up to
+// max(limit, 256) when the state shares its set), the second reads the page's
+// tasks as Get does. Measured on 16 shards, a page of 100 scheduled tasks
+// takes ~4 ms of Redis CPU, one of 10 ~1 ms (TestInspectionCost).
+//
+// An unknown state returns an error wrapping ErrState, a limit below 1
+// ErrLimit, and a cursor not made by List for this state ErrCursor.
 func (q *Queue) List(ctx context.Context, state State, cursor string, limit int) (tasks []TaskInfo, next string, err error) {
 	if !state.valid() {
 		return nil, "", fmt.Errorf("%w: %q", ErrState, state)
