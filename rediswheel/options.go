@@ -96,6 +96,8 @@ type Options struct {
 	// WorkerID names this process's deliveries in task histories (default
 	// host name, pid and a random suffix).
 	WorkerID string
+	// Observer, if set, receives the Queue's events: see Observer.
+	Observer Observer
 }
 
 // DefaultBackoff is exponential with full jitter: a uniformly random delay in
