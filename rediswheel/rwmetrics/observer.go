@@ -44,7 +44,11 @@ func (o observer) DeliveryStarted(e rediswheel.StartEvent) {
 }
 
 func (o observer) HandlerFinished(e rediswheel.FinishEvent) {
-	o.m.handler.WithLabelValues(e.Outcome).Observe(e.Duration.Seconds())
+	h, ok := o.m.handlerBy[e.Outcome]
+	if !ok { // an outcome newer than this package
+		h = o.m.handler.WithLabelValues(e.Outcome)
+	}
+	h.Observe(e.Duration.Seconds())
 }
 
 func (o observer) Settled(e rediswheel.SettleEvent) {
