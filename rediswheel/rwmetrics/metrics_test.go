@@ -24,7 +24,11 @@ import (
 // 15 tasks added and one replaced; 12 due now, of which ten succeed, one
 // fails once, one fails for good; three wait an hour.
 func TestMetricsAfterKnownWork(t *testing.T) {
-	c := standalone(t)
+	t.Run("standalone", func(t *testing.T) { testKnownWork(t, standalone(t)) })
+	t.Run("cluster", func(t *testing.T) { testKnownWork(t, cluster(t)) })
+}
+
+func testKnownWork(t *testing.T, c redis.UniversalClient) {
 	ns := uniqueNamespace(t, c)
 	m := New(ns)
 	reg := prometheus.NewPedanticRegistry() // checks Collect against Describe
