@@ -13,8 +13,9 @@ import (
 // Its methods are called synchronously, on the goroutines of Add and of Run,
 // from any number of them at once: they must be safe for concurrent use,
 // return quickly and never block, or they slow down the calls they observe.
-// They must not call the Queue. An event's Task shares its Payload with the
-// handler: do not modify or keep it.
+// They must not call the Queue: an Add from TasksAdded, for one, would wait
+// for the very batch being reported. An event's Task shares its Payload with
+// the handler: do not modify or keep it.
 //
 // The interface may gain methods: embed NoopObserver to implement only some
 // of them and keep compiling.
