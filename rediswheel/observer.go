@@ -112,6 +112,7 @@ type SettleEvent struct {
 	Dead      int // moved to the dead set
 	Cancelled int // dropped: Cancel was called while the handler ran
 	Released  int // due again at once, the attempt not counted
+	Postponed int // due again after the handler's RetryAfter, the attempt not counted
 	Rejected  int // dropped: the lease was lost, another delivery owns the task
 }
 
@@ -175,15 +176,15 @@ func (q *Queue) observeFinished(o outcome) outcome {
 
 // observedSettle is settle, timed and reported to the Observer. Without an
 // Observer it is settle.
-func (q *Queue) observedSettle(ctx context.Context, shard int, os []outcome) ([]int64, error) {
+func (q *Queue) observedSettle(ctx context.Context, shard int, os []outcome) (settled, error) {
 	o := q.opts.Observer
 	if o == nil {
 		return q.settle(ctx, shard, os)
 	}
 	began := time.Now()
-	codes, err := q.settle(ctx, shard, os)
+	s, err := q.settle(ctx, shard, os)
 	e := SettleEvent{Shard: shard, Tasks: len(os), Duration: time.Since(began), Err: err}
-	for _, c := range codes {
+	for _, c := range s.codes {
 		switch c {
 		case settleDone:
 			e.Done++
@@ -195,13 +196,16 @@ func (q *Queue) observedSettle(ctx context.Context, shard int, os []outcome) ([]
 			e.Cancelled++
 		case settleReleased:
 			e.Released++
+		case settlePostponed:
+			e.Postponed++
 		case settleRejected:
 			e.Rejected++
 		}
 	}
 	o.Settled(e)
 	q.observeError(OpSettle, shard, err)
-	return codes, err
+	q.observeTrimmed(shard, s.trimmed)
+	return s, err
 }
 
 // observeAdds reports the add script calls sendAdds has made, once their
@@ -239,9 +243,9 @@ func (q *Queue) observeAdds(calls []*addCall) {
 
 // observeTrimmed reports n dead tasks trimmed from shard by a claim or a
 // settle.
-func (q *Queue) observeTrimmed(shard int, n int64) {
+func (q *Queue) observeTrimmed(shard int, n int) {
 	if o := q.opts.Observer; o != nil && n > 0 {
-		o.DeadTrimmed(TrimEvent{Shard: shard, Tasks: int(n)})
+		o.DeadTrimmed(TrimEvent{Shard: shard, Tasks: n})
 	}
 }
 

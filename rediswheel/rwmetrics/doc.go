@@ -19,7 +19,7 @@
 //
 //	tasks_added_total{mode}            counter   tasks stored by Add, AddAfter, AddBatch (mode="add") or Replace (mode="replace")
 //	tasks_fired_total                  counter   deliveries started (a retried task fires once per attempt)
-//	tasks_settled_total{result}        counter   finished deliveries by what became of the task: done, retried, dead, cancelled, released, rejected
+//	tasks_settled_total{result}        counter   finished deliveries by what became of the task: done, retried, dead, cancelled, released, postponed, rejected
 //	dead_tasks_trimmed_total           counter   dead tasks dropped because their shard's dead set was over MaxDead
 //	redis_errors_total{op}             counter   failed Redis calls: add, claim, settle, extend, stats
 //	lateness_seconds                   histogram how long after its due time each delivery started, by the Redis clock

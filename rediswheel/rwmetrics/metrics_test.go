@@ -101,6 +101,7 @@ rediswheel_tasks_fired_total{namespace="%[1]s"} 13
 rediswheel_tasks_settled_total{namespace="%[1]s",result="cancelled"} 0
 rediswheel_tasks_settled_total{namespace="%[1]s",result="dead"} 1
 rediswheel_tasks_settled_total{namespace="%[1]s",result="done"} 11
+rediswheel_tasks_settled_total{namespace="%[1]s",result="postponed"} 0
 rediswheel_tasks_settled_total{namespace="%[1]s",result="rejected"} 0
 rediswheel_tasks_settled_total{namespace="%[1]s",result="released"} 0
 rediswheel_tasks_settled_total{namespace="%[1]s",result="retried"} 1
@@ -198,6 +199,39 @@ func TestStatsFailureKeepsScrape(t *testing.T) {
 	assert.Equal(t, 1.0, testutil.ToFloat64(m.errors.WithLabelValues("stats")))
 }
 
+// Dead tasks dropped past MaxDead are counted, never silent: five tasks die
+// in a shard that keeps two.
+func TestDeadTrimmedCounted(t *testing.T) {
+	c := standalone(t)
+	ns := uniqueNamespace(t, c)
+	m := New(ns)
+	q := newQueue(t, c, ns, m, rediswheel.Options{Shards: 1, MaxDead: 2})
+	m.WatchStats(q)
+	ctx := context.Background()
+	for i := range 5 {
+		_, err := q.Add(ctx, fmt.Sprint("doomed", i), nil, time.Now())
+		require.NoError(t, err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		q.Run(runCtx, func(context.Context, rediswheel.Task) error { return rediswheel.Permanent(errors.New("no")) })
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for testutil.ToFloat64(m.settled.WithLabelValues("dead")) < 5 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	stop()
+	<-done
+	assert.Equal(t, 5.0, testutil.ToFloat64(m.settled.WithLabelValues("dead")))
+	assert.Equal(t, 3.0, testutil.ToFloat64(m.trimmed))
+	st, err := readStats(ctx, q)
+	require.NoError(t, err)
+	assert.Contains(t, st.states, stateCount{"dead", 2})
+}
+
 // Events this test cannot cause on demand yet are counted all the same.
 func TestObserverCounts(t *testing.T) {
 	m := New("ns")
@@ -207,13 +241,13 @@ func TestObserverCounts(t *testing.T) {
 	o.RedisError(rediswheel.RedisErrorEvent{Op: rediswheel.OpExtend, Shard: 1, Err: errors.New("x")})
 	o.Claimed(rediswheel.ClaimEvent{Shard: 1, Duration: time.Hour, Err: errors.New("x")})
 	o.Settled(rediswheel.SettleEvent{Shard: 1, Tasks: 3, Duration: time.Hour, Err: errors.New("x")})
-	o.Settled(rediswheel.SettleEvent{Shard: 1, Tasks: 3, Duration: time.Millisecond, Cancelled: 1, Released: 1, Rejected: 1})
+	o.Settled(rediswheel.SettleEvent{Shard: 1, Tasks: 4, Duration: time.Millisecond, Cancelled: 1, Released: 1, Postponed: 1, Rejected: 1})
 	o.TasksAdded(rediswheel.AddEvent{Stored: 0, Skipped: 4})
 
 	assert.Equal(t, 7.0, testutil.ToFloat64(m.trimmed))
 	assert.Equal(t, 1.0, testutil.ToFloat64(m.errors.WithLabelValues("extend")))
 	assert.Equal(t, 0.0, testutil.ToFloat64(m.added.WithLabelValues("add")), "skipped adds are not added")
-	for _, r := range []string{"cancelled", "released", "rejected"} {
+	for _, r := range []string{"cancelled", "released", "postponed", "rejected"} {
 		assert.Equal(t, 1.0, testutil.ToFloat64(m.settled.WithLabelValues(r)), r)
 	}
 	reg := prometheus.NewPedanticRegistry()

@@ -17,7 +17,7 @@ type observer struct{ m *Metrics }
 // first scrape, at zero.
 var (
 	addModes       = []string{"add", "replace"}
-	settleResults  = []string{"done", "retried", "dead", "cancelled", "released", "rejected"}
+	settleResults  = []string{"done", "retried", "dead", "cancelled", "released", "postponed", "rejected"}
 	errorOps       = []string{string(rediswheel.OpAdd), string(rediswheel.OpClaim), string(rediswheel.OpSettle), string(rediswheel.OpExtend), "stats"}
 	handlerResults = []string{"done", "retry", "dead", "release", "later"}
 )
@@ -59,7 +59,7 @@ func (o observer) Settled(e rediswheel.SettleEvent) {
 	results := [...]struct {
 		name string
 		n    int
-	}{{"done", e.Done}, {"retried", e.Retried}, {"dead", e.Dead}, {"cancelled", e.Cancelled}, {"released", e.Released}, {"rejected", e.Rejected}}
+	}{{"done", e.Done}, {"retried", e.Retried}, {"dead", e.Dead}, {"cancelled", e.Cancelled}, {"released", e.Released}, {"postponed", e.Postponed}, {"rejected", e.Rejected}}
 	for _, r := range results {
 		if r.n > 0 {
 			o.m.settled.WithLabelValues(r.name).Add(float64(r.n))
