@@ -28,18 +28,22 @@ type Observer interface {
 	// whose Run was stopping is not reported.
 	Claimed(ClaimEvent)
 	// DeliveryStarted reports each task Run claimed, just before its handler
-	// starts.
+	// starts. A task claimed as Run stops is released without running: it
+	// has no HandlerFinished.
 	DeliveryStarted(StartEvent)
 	// HandlerFinished reports each handler's return, with what Run asks the
-	// settle script to do with the task.
+	// settle script to do with the task; a handler that outlives its timeout
+	// is reported when the timeout settles its task.
 	HandlerFinished(FinishEvent)
 	// Settled follows each settle round trip of Run, successful or not.
 	Settled(SettleEvent)
 	// DeadTrimmed reports dead tasks dropped because their shard's dead set
 	// was over Options.MaxDead.
 	DeadTrimmed(TrimEvent)
-	// RedisError reports each failed Redis call of an operation in RedisOp,
-	// whether or not the error also reaches a caller or Options.OnError.
+	// RedisError reports each failed Redis call of an Add (whose caller gets
+	// the error too) and each one Run retries: its claims, settles and lease
+	// extensions (whose errors also go to Options.OnError or the log). A
+	// claim error that ends Run (ErrUnrecoverable) is Run's to return.
 	RedisError(RedisErrorEvent)
 }
 
@@ -124,9 +128,8 @@ type TrimEvent struct {
 
 // RedisErrorEvent is one failed Redis call.
 type RedisErrorEvent struct {
-	Op    RedisOp
-	Shard int // -1 if the call was not for one shard
-	Err   error
+	Op  RedisOp
+	Err error // names the shard, if the call was for one
 }
 
 // RedisOp names the operation a failed Redis call was made for.
@@ -138,6 +141,7 @@ const (
 	OpClaim  RedisOp = "claim"  // Run's poll
 	OpSettle RedisOp = "settle" // Run's report of finished deliveries
 	OpExtend RedisOp = "extend" // Run's lease heartbeat
+	// runner.report's op names are the same.
 )
 
 // observedClaim is claim, timed and reported to the Observer, with one
@@ -152,7 +156,6 @@ func (q *Queue) observedClaim(ctx context.Context, shard, limit int, lease time.
 	if err != nil {
 		if ctx.Err() == nil { // not a Redis failure: Run is stopping
 			o.Claimed(ClaimEvent{Shard: shard, Duration: time.Since(began), Err: err})
-			q.observeError(OpClaim, shard, err)
 		}
 		return c, err
 	}
@@ -203,7 +206,6 @@ func (q *Queue) observedSettle(ctx context.Context, shard int, os []outcome) (se
 		}
 	}
 	o.Settled(e)
-	q.observeError(OpSettle, shard, err)
 	q.observeTrimmed(shard, s.trimmed)
 	return s, err
 }
@@ -219,7 +221,7 @@ func (q *Queue) observeAdds(calls []*addCall) {
 	replace.Replace = true
 	for _, c := range calls {
 		if err := c.reqs[0].err; err != nil {
-			q.observeError(OpAdd, c.shard, err)
+			q.observeError(OpAdd, err)
 			continue
 		}
 		e := &add
@@ -249,9 +251,9 @@ func (q *Queue) observeTrimmed(shard int, n int) {
 	}
 }
 
-// observeError reports a failed Redis call of op on shard.
-func (q *Queue) observeError(op RedisOp, shard int, err error) {
+// observeError reports a failed Redis call of op.
+func (q *Queue) observeError(op RedisOp, err error) {
 	if o := q.opts.Observer; o != nil && err != nil {
-		o.RedisError(RedisErrorEvent{Op: op, Shard: shard, Err: err})
+		o.RedisError(RedisErrorEvent{Op: op, Err: err})
 	}
 }
