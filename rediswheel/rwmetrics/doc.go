@@ -26,8 +26,9 @@
 //	handler_duration_seconds{outcome}  histogram from the claim to the handler's return, by outcome: done, retry, dead, release, later
 //	claim_duration_seconds             histogram successful claim round trips
 //	settle_duration_seconds            histogram successful settle round trips
-//	tasks{state}                       gauge     tasks per state at scrape time: due, scheduled, in_flight, dead (needs WatchStats)
+//	tasks{state}                       gauge     tasks per state at scrape time: due, scheduled, in_flight, dead, retained (needs WatchStats)
 //	oldest_due_seconds                 gauge     how long the oldest due task has waited past its due time (needs WatchStats)
+//	paused                             gauge     1 while claims are stopped on any shard by Pause, else 0 (needs WatchStats)
 //
 // The counters count what this process's Queues did; sum them over
 // processes. The gauges read the whole namespace from Redis, so every

@@ -48,9 +48,9 @@ type Metrics struct {
 	settle    prometheus.Histogram
 
 	// The gauges, read from Redis at each scrape.
-	tasksDesc, oldestDesc *prometheus.Desc
-	queue                 atomic.Pointer[rediswheel.Queue] // set by WatchStats
-	statsTimeout          time.Duration
+	tasksDesc, oldestDesc, pausedDesc *prometheus.Desc
+	queue                             atomic.Pointer[rediswheel.Queue] // set by WatchStats
+	statsTimeout                      time.Duration
 }
 
 // An Option configures New.
@@ -120,6 +120,8 @@ func New(namespace string, opts ...Option) *Metrics {
 			"Tasks per state at scrape time, read from Redis.", []string{"state"}, labels),
 		oldestDesc: prometheus.NewDesc("rediswheel_oldest_due_seconds",
 			"How long the oldest due task has waited past its due time, read from Redis at scrape time.", nil, labels),
+		pausedDesc: prometheus.NewDesc("rediswheel_paused",
+			"1 while claims are stopped on any shard (Pause), else 0, read from Redis at scrape time.", nil, labels),
 		statsTimeout: cfg.statsTimeout,
 	}
 	initLabels(m.added.MetricVec, addModes)
@@ -149,6 +151,7 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	}
 	ch <- m.tasksDesc
 	ch <- m.oldestDesc
+	ch <- m.pausedDesc
 }
 
 // Collect sends the counters and histograms and, if WatchStats was called,
@@ -167,6 +170,11 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 				ch <- prometheus.MustNewConstMetric(m.tasksDesc, prometheus.GaugeValue, float64(st.tasks), st.state)
 			}
 			ch <- prometheus.MustNewConstMetric(m.oldestDesc, prometheus.GaugeValue, s.oldestDue.Seconds())
+			paused := 0.0
+			if s.paused {
+				paused = 1
+			}
+			ch <- prometheus.MustNewConstMetric(m.pausedDesc, prometheus.GaugeValue, paused)
 		}
 	}
 	for _, c := range m.collectors() {

@@ -120,15 +120,19 @@ rediswheel_redis_errors_total{namespace="%[1]s",op="stats"} 0
 rediswheel_tasks{namespace="%[1]s",state="dead"} 1
 rediswheel_tasks{namespace="%[1]s",state="due"} 0
 rediswheel_tasks{namespace="%[1]s",state="in_flight"} 0
+rediswheel_tasks{namespace="%[1]s",state="retained"} 0
 rediswheel_tasks{namespace="%[1]s",state="scheduled"} 3
 # HELP rediswheel_oldest_due_seconds How long the oldest due task has waited past its due time, read from Redis at scrape time.
 # TYPE rediswheel_oldest_due_seconds gauge
 rediswheel_oldest_due_seconds{namespace="%[1]s"} 0
+# HELP rediswheel_paused 1 while claims are stopped on any shard (Pause), else 0, read from Redis at scrape time.
+# TYPE rediswheel_paused gauge
+rediswheel_paused{namespace="%[1]s"} 0
 `, ns)
 	assert.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(expected),
 		"rediswheel_tasks_added_total", "rediswheel_tasks_fired_total", "rediswheel_tasks_settled_total",
 		"rediswheel_dead_tasks_trimmed_total", "rediswheel_redis_errors_total",
-		"rediswheel_tasks", "rediswheel_oldest_due_seconds"))
+		"rediswheel_tasks", "rediswheel_oldest_due_seconds", "rediswheel_paused"))
 
 	// The histograms' samples depend on timing; their counts do not.
 	h := histograms(t, reg)
@@ -194,6 +198,7 @@ func TestStatsFailureKeepsScrape(t *testing.T) {
 	}
 	assert.False(t, names["rediswheel_tasks"])
 	assert.False(t, names["rediswheel_oldest_due_seconds"])
+	assert.False(t, names["rediswheel_paused"])
 	assert.True(t, names["rediswheel_tasks_fired_total"])
 	assert.True(t, names["rediswheel_lateness_seconds"])
 	assert.Equal(t, 1.0, testutil.ToFloat64(m.errors.WithLabelValues("stats")))
@@ -230,6 +235,45 @@ func TestDeadTrimmedCounted(t *testing.T) {
 	st, err := readStats(ctx, q)
 	require.NoError(t, err)
 	assert.Contains(t, st.states, stateCount{"dead", 2})
+}
+
+// The gauges follow what Redis holds: a retained task, a paused namespace.
+func TestGaugesRetainedAndPaused(t *testing.T) {
+	c := standalone(t)
+	ns := uniqueNamespace(t, c)
+	m := New(ns)
+	q := newQueue(t, c, ns, m, rediswheel.Options{Shards: 2, Retention: time.Hour})
+	m.WatchStats(q)
+	ctx := context.Background()
+	_, err := q.Add(ctx, "k", nil, time.Now())
+	require.NoError(t, err)
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		q.Run(runCtx, func(context.Context, rediswheel.Task) error { return nil })
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for testutil.ToFloat64(m.settled.WithLabelValues("done")) < 1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	stop()
+	<-done
+	require.NoError(t, q.Pause(ctx))
+	expected := fmt.Sprintf(`
+# HELP rediswheel_paused 1 while claims are stopped on any shard (Pause), else 0, read from Redis at scrape time.
+# TYPE rediswheel_paused gauge
+rediswheel_paused{namespace="%[1]s"} 1
+# HELP rediswheel_tasks Tasks per state at scrape time, read from Redis.
+# TYPE rediswheel_tasks gauge
+rediswheel_tasks{namespace="%[1]s",state="dead"} 0
+rediswheel_tasks{namespace="%[1]s",state="due"} 0
+rediswheel_tasks{namespace="%[1]s",state="in_flight"} 0
+rediswheel_tasks{namespace="%[1]s",state="retained"} 1
+rediswheel_tasks{namespace="%[1]s",state="scheduled"} 0
+`, ns)
+	assert.NoError(t, testutil.CollectAndCompare(m, strings.NewReader(expected), "rediswheel_paused", "rediswheel_tasks"))
 }
 
 // Events this test cannot cause on demand yet are counted all the same.

@@ -11,6 +11,7 @@ import (
 type stats struct {
 	states    []stateCount
 	oldestDue time.Duration // the longest wait past due among the shards
+	paused    bool
 }
 
 type stateCount struct {
@@ -21,19 +22,17 @@ type stateCount struct {
 // readStats reads q's tasks per state. It is the only code that knows the
 // shape of Queue.Stats: if that changes, only this function does.
 func readStats(ctx context.Context, q *rediswheel.Queue) (stats, error) {
-	shards, err := q.Stats(ctx)
+	st, err := q.Stats(ctx)
 	if err != nil {
 		return stats{}, err
 	}
-	var t rediswheel.ShardStats
-	var s stats
-	for _, x := range shards {
-		t.Due += x.Due
-		t.Scheduled += x.Scheduled
-		t.InFlight += x.InFlight
-		t.Dead += x.Dead
-		s.oldestDue = max(s.oldestDue, x.OldestDue)
-	}
-	s.states = []stateCount{{"due", t.Due}, {"scheduled", t.Scheduled}, {"in_flight", t.InFlight}, {"dead", t.Dead}}
-	return s, nil
+	t := st.Total
+	return stats{
+		states: []stateCount{
+			{"due", t.Due}, {"scheduled", t.Scheduled}, {"in_flight", t.InFlight},
+			{"dead", t.Dead}, {"retained", t.Retained},
+		},
+		oldestDue: t.OldestDue,
+		paused:    st.Paused,
+	}, nil
 }
