@@ -96,9 +96,9 @@ func TestGetFollowsATask(t *testing.T) {
 			assert.True(t, info.Started.IsZero() || info.Started.Equal(time.UnixMilli(cl.now)), "started %v", info.Started)
 
 			// Retrying: back in due, with an attempt and an error.
-			codes, err := q.settle(ctx, shard, []outcome{{d: cl.tasks[0], kind: outcomeRetry, delay: time.Hour.Milliseconds(), err: "boom"}})
+			res, err := q.settle(ctx, shard, []outcome{{d: cl.tasks[0], kind: outcomeRetry, delay: time.Hour.Milliseconds(), err: "boom"}})
 			require.NoError(t, err)
-			require.Equal(t, []int64{settleRetry}, codes)
+			require.Equal(t, []settleCode{settleRetry}, res.codes)
 			info = get(t, q, "r")
 			assert.Equal(t, StateRetrying, info.State)
 			assert.Equal(t, 1, info.Attempts)
