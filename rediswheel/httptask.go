@@ -213,8 +213,9 @@ type httpHandler struct {
 //   - on 429 or 503 with a valid Retry-After header (seconds or an HTTP-date), returns
 //     RetryAfterError(delay, the HTTPStatusError) instead: the task runs again after that delay,
 //     at most MaxRetryAfter, without using up an attempt (see RetryAfter for the bound);
-//   - is dead-lettered at once (Permanent) on any other status, and for a payload that is not a
-//     valid HTTPTask.
+//   - is dead-lettered at once (Permanent) on any other status, for a payload that is not an
+//     HTTPTask (ErrNotHTTPTask) or fails the checks of AddHTTP, and for a key AddHTTP would refuse
+//     (ErrKey: a task stored with Add whose key net/http cannot send as HeaderIdempotencyKey).
 //
 // A redirect is followed only to the same host and port, without a downgrade from https to http,
 // without a change of method (so 307 and 308 always, 301, 302 and 303 only for GET and HEAD), and at

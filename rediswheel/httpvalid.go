@@ -21,8 +21,9 @@ import (
 //     them could be sent or not depending on what the server negotiates;
 //   - the URL host has only the bytes of ValidHostHeader (HTTP/2 refuses
 //     others; HTTP/1 sends an empty Host);
-//   - the port dials (1..65535: the dialer refuses larger ones, and a connect
-//     to port 0 is always refused).
+//   - the address dials: no stray bracket in the host, and a port in 1..65535
+//     (the dialer refuses larger ones, and a connect to port 0 is always
+//     refused).
 //
 // Stricter than net/http, on purpose: a non-ASCII host is refused (net/http
 // converts it to Punycode with an IDNA library this module does not import;
@@ -86,8 +87,15 @@ func validateHTTPURL(raw string) error {
 			return fmt.Errorf("%w: %q: host has %q", ErrInvalidURL, raw, c)
 		}
 	}
-	if u.Host[0] != '[' && strings.Contains(u.Hostname(), ":") {
-		return fmt.Errorf("%w: %q: colon in host %q", ErrInvalidURL, raw, u.Hostname())
+	if u.Host[0] != '[' {
+		// url.Parse checks the brackets of an IP literal only when the host starts with one;
+		// net.SplitHostPort, on the dialer's side, refuses a stray one.
+		if strings.ContainsAny(u.Host, "[]") {
+			return fmt.Errorf("%w: %q: bracket in host %q", ErrInvalidURL, raw, u.Host)
+		}
+		if strings.Contains(u.Hostname(), ":") {
+			return fmt.Errorf("%w: %q: colon in host %q", ErrInvalidURL, raw, u.Hostname())
+		}
 	}
 	// url.Parse lets through any run of digits as a port; the dialer does not.
 	if p := u.Port(); p != "" {

@@ -166,6 +166,8 @@ var validationCases = []struct {
 	{"k", HTTPTask{URL: "http://a<b/", Method: "GET"}},
 	{"k", HTTPTask{URL: "http://a%25b/", Method: "GET"}},
 	{"k", HTTPTask{URL: "http://h:80:80/", Method: "GET"}},
+	{"k", HTTPTask{URL: "http://]", Method: "GET"}},
+	{"k", HTTPTask{URL: "http://a[b:1/", Method: "GET"}},
 	{"k", HTTPTask{URL: "http://exämple.com/", Method: "GET"}},
 	{"k", HTTPTask{URL: "ftp://h/", Method: "GET"}},
 	{"k", HTTPTask{URL: "http://h/", Method: "GE T"}},

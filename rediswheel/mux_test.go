@@ -7,11 +7,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/signal"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -173,4 +176,28 @@ func TestMuxRun(t *testing.T) {
 		assert.Equal(t, fmt.Sprint("p", i), got[fmt.Sprint("k", i)])
 	}
 	assert.Zero(t, other.count(), "no task reached another type's handler")
+}
+
+// A Mux lets HTTP callbacks and Go handlers share one namespace and one Run.
+func ExampleMux() {
+	client := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+	q, err := New(client, Options{Namespace: "orders"})
+	if err != nil {
+		panic(err)
+	}
+	m := NewMux()
+	m.Handle(HTTPTaskType, HTTPHandler(nil))
+	m.HandleFunc("cancel-order", func(ctx context.Context, t Task) error {
+		fmt.Printf("cancelling order %s\n", t.Payload)
+		return nil
+	})
+	// Tasks added before types existed have the type "": route them too, or they go to the
+	// dead set with ErrNoHandler.
+	m.HandleFunc("", func(ctx context.Context, t Task) error { return nil })
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := q.Run(ctx, m.Handler); err != nil {
+		panic(err)
+	}
 }
