@@ -77,7 +77,8 @@ func validateHTTPURL(raw string) error {
 		return fmt.Errorf("%w: %v", ErrInvalidURL, err)
 	case u.Scheme != "http" && u.Scheme != "https":
 		return fmt.Errorf("%w: %q: scheme must be http or https", ErrInvalidURL, raw)
-	case u.Host == "":
+	case strings.TrimSuffix(u.Host, ":") == "":
+		// http.NewRequest drops an empty port, so "http://:" has no host.
 		return fmt.Errorf("%w: %q: no host", ErrInvalidURL, raw)
 	}
 	for i := 0; i < len(u.Host); i++ {

@@ -167,6 +167,8 @@ var validationCases = []struct {
 	{"k", HTTPTask{URL: "http://a%25b/", Method: "GET"}},
 	{"k", HTTPTask{URL: "http://h:80:80/", Method: "GET"}},
 	{"k", HTTPTask{URL: "http://]", Method: "GET"}},
+	{"k", HTTPTask{URL: "hTtp://:", Method: "GET"}},
+	{"k", HTTPTask{URL: "http://:8080/", Method: "GET"}},
 	{"k", HTTPTask{URL: "http://a[b:1/", Method: "GET"}},
 	{"k", HTTPTask{URL: "http://exämple.com/", Method: "GET"}},
 	{"k", HTTPTask{URL: "ftp://h/", Method: "GET"}},

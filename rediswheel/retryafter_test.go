@@ -1,11 +1,13 @@
 package rediswheel
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"sync"
 	"testing"
 	"time"
 
@@ -119,4 +121,46 @@ func TestHTTPHandlerRetryAfter(t *testing.T) {
 		// An HTTP-date has whole seconds, and the response took some time to arrive.
 		assert.InDelta(t, time.Hour.Seconds(), d.Seconds(), 60)
 	})
+}
+
+// TestHTTPRetryAfterQueue runs a callback answered "429, Retry-After: 1" twice through a real
+// Queue on REDISWHEEL_ADDR with MaxAttempts 1: the postponements use up no attempt, so the third
+// delivery succeeds, and none comes before the receiver asked.
+func TestHTTPRetryAfterQueue(t *testing.T) {
+	q := newQueue(t, standalone(t), Options{Shards: 2, Lease: 5 * time.Second, MaxAttempts: 1})
+	var mu sync.Mutex
+	var arrivals []time.Time
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		arrivals = append(arrivals, time.Now())
+		if len(arrivals) <= 2 {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "slow down", http.StatusTooManyRequests)
+		}
+	}))
+	defer srv.Close()
+	stop := run(t, q, HTTPHandler(srv.Client()))
+
+	added, err := q.AddHTTP(context.Background(), "hook", HTTPTask{URL: srv.URL, Method: "POST"}, time.Now())
+	require.NoError(t, err)
+	require.True(t, added)
+	eventually(t, 20*time.Second, "the callback done", func() bool {
+		mu.Lock()
+		n := len(arrivals)
+		mu.Unlock()
+		return n == 3 && totals(t, q) == ShardStats{}
+	})
+	stop()
+
+	mu.Lock()
+	defer mu.Unlock()
+	for i := 1; i < len(arrivals); i++ {
+		// Retry-After is whole seconds and due times whole milliseconds of the Redis clock: allow
+		// for the rounding and the clocks, never for a delivery that ignored the header.
+		assert.GreaterOrEqual(t, arrivals[i].Sub(arrivals[i-1]), 900*time.Millisecond, "delivery %d came early", i+1)
+	}
+	dead, err := q.Dead(context.Background(), 10)
+	require.NoError(t, err)
+	assert.Empty(t, dead, "a RetryAfter is not a failed attempt")
 }
