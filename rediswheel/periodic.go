@@ -1,0 +1,347 @@
+package rediswheel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Periodic tasks. Each time of a schedule becomes an ordinary task, its
+// occurrence, under the key "periodic:<name>@<Unix ms>" and due at that time,
+// added with Add: so it is delivered by any Run on the namespace, at least
+// once and never early, like every task, and Add's idempotence means two
+// replicas adding the same time store one task.
+//
+// Where the schedule stands is kept in Redis, so that every replica agrees
+// and none needs to be running for it to survive: the registry
+// {ns.periodic}:sched (a HASH in a slot of its own, driven by
+// lua/periodic.lua) maps each name to its pointer, the latest occurrence
+// added. Each replica's loop waits, by the Redis clock, until the pointer's
+// occurrence is due, then adds the next one and only then moves the pointer
+// to it (a compare-and-set that never goes backwards). A replica that dies
+// between the two leaves an occurrence that the next replica adds again: a
+// no-op. So one occurrence always waits in Redis ahead of time (enqueue
+// ahead), and a schedule keeps firing as long as any Run delivers tasks and
+// any replica's loop runs at least once per period.
+
+// periodicPrefix starts every occurrence's task key; a namespace's own keys
+// should not start with it.
+const periodicPrefix = "periodic:"
+
+// MaxPeriodicNameLen caps a schedule's name, so that its occurrences' keys
+// stay within MaxKeyLen.
+const MaxPeriodicNameLen = 512
+
+var periodicScript = loadScript("periodic")
+
+// Errors of periodic schedules, for errors.Is.
+var (
+	// ErrPeriodicName reports an empty or too long schedule name.
+	ErrPeriodicName = errors.New("rediswheel: bad periodic name")
+	// ErrPeriodicRemoved is returned by Periodic when the schedule was
+	// removed with RemovePeriodic while it ran.
+	ErrPeriodicRemoved = errors.New("rediswheel: periodic schedule removed")
+	// ErrScheduleEnded is returned by Periodic when the Schedule has no time
+	// after the latest occurrence: Next returned the zero time, a time not
+	// after its argument, or one past year 285,000.
+	ErrScheduleEnded = errors.New("rediswheel: schedule has no next time")
+)
+
+// A Schedule gives the times of a periodic task: Next returns the first time
+// strictly after t, or the zero time if there is none. Next sees t in UTC,
+// with no monotonic reading. robfig/cron's cron.Schedule satisfies it; for a
+// cron spec in local hours, parse it with a time zone ("CRON_TZ=Europe/Paris
+// 0 9 * * *") or wrap the Schedule in a ScheduleFunc that calls it with
+// t.In(loc).
+type Schedule interface {
+	Next(t time.Time) time.Time
+}
+
+// ScheduleFunc makes a func a Schedule.
+type ScheduleFunc func(t time.Time) time.Time
+
+// Next returns f(t).
+func (f ScheduleFunc) Next(t time.Time) time.Time { return f(t) }
+
+// Every returns the Schedule of the multiples of d since the zero time, as
+// time.Truncate counts them: the times do not depend on when a replica
+// starts, and for a d that divides a day they fall on the same clock times
+// every UTC day (Every(time.Hour) fires on the hour). Every panics if d is
+// under a millisecond, the resolution of due times.
+func Every(d time.Duration) Schedule {
+	if d < time.Millisecond {
+		panic(fmt.Sprintf("rediswheel: Every(%v): the interval must be at least 1ms", d))
+	}
+	return ScheduleFunc(func(t time.Time) time.Time { return t.Truncate(d).Add(d) })
+}
+
+// Periodic keeps the schedule s registered under name running until ctx ends
+// (it then returns nil) or the schedule is removed (it returns an error
+// wrapping ErrPeriodicRemoved). Each time of s becomes one task under the
+// key "periodic:<name>@<Unix ms of the time>" with payload and opts, due at
+// that time by the Redis clock, delivered by any Run on the namespace like
+// any task: at least once and never early. Periodic only adds tasks; it needs
+// a Run somewhere to deliver them.
+//
+// Any number of replicas, in any number of processes, may call Periodic with
+// the same name, schedule and payload: the schedule's position is kept in
+// Redis, so together they add each time once, and a replica that starts
+// later, or after every replica was stopped, carries on where they left off.
+// The first registration of a name starts at the first time of s after
+// Redis's clock; later ones join it. Replicas that disagree on s or payload
+// get, for each step, the choice of whichever added first.
+//
+// Each time is added about one period ahead, as soon as the time before it
+// is due, so it waits in Redis even while no replica runs. Times missed
+// altogether, because no replica's loop ran from before one time until after
+// the next, are run once, not once each: the latest missed time is added due
+// at once, and the schedule carries on from there.
+//
+// A time never runs twice while its task exists (scheduled, in flight or
+// dead) or is retained (Options.Retention). Without retention a time can run
+// twice only when a replica stalls for about a whole period between reading
+// the schedule and adding a time, or dies in between after the time ran.
+//
+// The name must be 1..MaxPeriodicNameLen bytes, or Periodic returns an error
+// wrapping ErrPeriodicName; it panics if s is nil. Redis errors go to
+// Options.OnError and are retried.
+func (q *Queue) Periodic(ctx context.Context, name string, s Schedule, payload []byte, opts ...TaskOption) error {
+	if s == nil {
+		panic("rediswheel: Periodic with nil Schedule")
+	}
+	if err := checkPeriodicName(name); err != nil {
+		return err
+	}
+	p := &periodic{q: q, name: name, s: s, payload: payload, opts: opts}
+	return p.run(ctx)
+}
+
+// RemovePeriodic deletes the schedule registered under name and cancels its
+// pending occurrence, and reports whether there was one. The replicas running
+// it stop adding and return ErrPeriodicRemoved; an occurrence that was
+// already due may still run once. A later Periodic with the name registers
+// it anew. It returns an error wrapping ErrPeriodicName for a bad name.
+func (q *Queue) RemovePeriodic(ctx context.Context, name string) (bool, error) {
+	if err := checkPeriodicName(name); err != nil {
+		return false, err
+	}
+	st, err := q.periodicOp(ctx, "remove", name)
+	if err != nil || st.status < 0 {
+		return false, err
+	}
+	// A due pointer's occurrence may be in flight: it is left to finish. A
+	// loop that added the next one and then finds the entry gone cancels
+	// that one itself.
+	if st.pointer > st.now {
+		key := occurrenceKey(name, st.pointer)
+		if _, err := q.Cancel(ctx, key); err != nil {
+			return true, fmt.Errorf("rediswheel: periodic %q removed, but its occurrence %q may still run: %w", name, key, err)
+		}
+	}
+	return true, nil
+}
+
+func checkPeriodicName(name string) error {
+	if name == "" || len(name) > MaxPeriodicNameLen {
+		return fmt.Errorf("%w: length %d (want 1..%d)", ErrPeriodicName, len(name), MaxPeriodicNameLen)
+	}
+	return nil
+}
+
+func occurrenceKey(name string, ms int64) string {
+	return periodicPrefix + name + "@" + strconv.FormatInt(ms, 10)
+}
+
+// registryKey is the namespace's periodic registry: its own hash tag, so its
+// slot is none of the shards'.
+func (q *Queue) registryKey() string { return "{" + q.opts.Namespace + ".periodic}:sched" }
+
+// A periodicState is one reply of lua/periodic.lua: see there.
+type periodicState struct {
+	status  int64 // 1 done, 0 not done, -1 no such schedule
+	pointer int64 // Unix ms of the latest occurrence added
+	now     int64 // Redis time, ms
+}
+
+func (q *Queue) periodicOp(ctx context.Context, op, name string, args ...any) (periodicState, error) {
+	v, err := periodicScript.Run(ctx, q.client, []string{q.registryKey()}, append([]any{op, name}, args...)...).Int64Slice()
+	if err == nil && len(v) != 3 {
+		err = fmt.Errorf("unexpected reply %v", v)
+	}
+	if err != nil {
+		return periodicState{}, fmt.Errorf("rediswheel: periodic %s %q: %w", op, name, err)
+	}
+	return periodicState{status: v[0], pointer: v[1], now: v[2]}, nil
+}
+
+// periodic is one replica's loop for one schedule.
+type periodic struct {
+	q       *Queue
+	name    string
+	s       Schedule
+	payload []byte
+	opts    []TaskOption
+}
+
+func (p *periodic) run(ctx context.Context) error {
+	op := "register"
+	for {
+		st, err := p.q.periodicOp(ctx, op, p.name)
+		readAt := time.Now()
+		var wait time.Duration
+		if err == nil {
+			op = "read"
+			wait, err = p.step(ctx, st, readAt)
+		}
+		if errors.Is(err, ErrPeriodicRemoved) || errors.Is(err, ErrScheduleEnded) {
+			return err
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			if p.q.opts.OnError != nil {
+				p.q.opts.OnError(err)
+			}
+			wait = errorSleep
+		}
+		if wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			}
+			t.Stop()
+		}
+	}
+}
+
+// step acts on one reading of the registry, taken at readAt, and returns how
+// long to wait before the next reading.
+func (p *periodic) step(ctx context.Context, st periodicState, readAt time.Time) (time.Duration, error) {
+	if st.status < 0 {
+		return 0, fmt.Errorf("%w: %q", ErrPeriodicRemoved, p.name)
+	}
+	if st.pointer > st.now {
+		// The pointer's occurrence waits in Redis; wake when it is due. The
+		// cap lets a removal be noticed within maxSleep.
+		return min(time.Duration(st.pointer-st.now)*time.Millisecond, maxSleep), nil
+	}
+	next, err := p.next(st.pointer)
+	if err != nil {
+		return 0, err
+	}
+	if next > st.now {
+		return 0, p.addThenAdvance(ctx, st, next, readAt)
+	}
+	return 0, p.advanceThenAdd(ctx, st, p.catchUp(next, st.now))
+}
+
+// addThenAdvance adds the occurrence at next, still in the future, then
+// moves the pointer to it. A future time cannot have run yet, so adding it
+// again, as a replica does that read the pointer before another moved it,
+// is a no-op; and a replica that dies between add and advance loses
+// nothing, the next one adds it again.
+func (p *periodic) addThenAdvance(ctx context.Context, st periodicState, next int64, readAt time.Time) error {
+	// The time may have come (and its task run and gone) since the reading,
+	// if this replica stalled: read again rather than add it once more.
+	if time.Since(readAt) >= time.Duration(next-st.now)*time.Millisecond {
+		return nil
+	}
+	key := occurrenceKey(p.name, next)
+	added, err := p.q.addTask(ctx, key, p.payload, time.UnixMilli(next), p.opts)
+	if err != nil {
+		return err
+	}
+	r, err := p.q.periodicOp(ctx, "advance", p.name, st.pointer, next)
+	if err != nil {
+		return err
+	}
+	// Take back an occurrence that no pointer names: the schedule was
+	// removed meanwhile, or a replica with another schedule moved the
+	// pointer elsewhere. (If it moved to next, our Add was a no-op.)
+	if added && r.status <= 0 && (r.status < 0 || r.pointer != next) {
+		if _, err := p.q.Cancel(ctx, key); err != nil {
+			return err
+		}
+	}
+	if r.status < 0 {
+		return fmt.Errorf("%w: %q", ErrPeriodicRemoved, p.name)
+	}
+	return nil
+}
+
+// advanceThenAdd catches up: it moves the pointer to at, a time already due,
+// and only if it did so adds the occurrence. Such a time may already have
+// run, and replicas catching up at once may pick different times, so only
+// the replica that moved the pointer adds it. If that replica dies in
+// between, the catch-up run is lost; an Add that fails is reported.
+func (p *periodic) advanceThenAdd(ctx context.Context, st periodicState, at int64) error {
+	r, err := p.q.periodicOp(ctx, "advance", p.name, st.pointer, at)
+	switch {
+	case err != nil:
+		return err
+	case r.status < 0:
+		return fmt.Errorf("%w: %q", ErrPeriodicRemoved, p.name)
+	case r.status == 0:
+		return nil // another replica moved it: read again
+	}
+	// Nobody else will add this time: finish the Add even if ctx ends now.
+	addCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finalTimeout)
+	defer cancel()
+	key := occurrenceKey(p.name, at)
+	if _, err := p.q.addTask(addCtx, key, p.payload, time.UnixMilli(at), p.opts); err != nil {
+		return fmt.Errorf("rediswheel: periodic %q: catch-up run %q lost: %w", p.name, key, err)
+	}
+	return nil
+}
+
+// next is the schedule's first time after the Unix ms after, in Unix ms
+// rounded up (never early).
+func (p *periodic) next(after int64) (int64, error) {
+	const maxExact = 1 << 53 // as unixMilliCeil
+	t := p.s.Next(time.UnixMilli(after).UTC())
+	ms := unixMilliCeil(t)
+	if t.IsZero() || ms <= after || ms >= maxExact {
+		return 0, fmt.Errorf("%w: %q after %v (Next gave %v)", ErrScheduleEnded, p.name, time.UnixMilli(after).UTC(), t)
+	}
+	return ms, nil
+}
+
+// catchUpWalk bounds the times catchUp steps through one by one: about
+// 100 µs of Next calls for Every, more for a cron spec.
+const catchUpWalk = 1024
+
+// catchUp returns the latest time of the schedule at or before now, given
+// first, one such time. Far behind (say a 200ms schedule after a day down),
+// it stops stepping and probes back from now instead, in spans doubling
+// from the schedule's last step, for a time close to now.
+func (p *periodic) catchUp(first, now int64) int64 {
+	t, step, done := p.walk(first, now)
+	if done {
+		return t
+	}
+	for span := step; span > 0 && now-span > t; span *= 2 {
+		if c, err := p.next(now - span); err == nil && c > t && c <= now {
+			t, _, _ = p.walk(c, now)
+			return t
+		}
+	}
+	return t
+}
+
+// walk steps from t, a time at or before now, to the latest time at or
+// before now, at most catchUpWalk steps; done reports that it got there.
+// step is the length of the last step.
+func (p *periodic) walk(t, now int64) (last, step int64, done bool) {
+	for range catchUpWalk {
+		n, err := p.next(t)
+		if err != nil || n > now {
+			return t, step, true
+		}
+		t, step = n, n-t
+	}
+	return t, step, false
+}

@@ -1,0 +1,299 @@
+package rediswheel
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestEvery(t *testing.T) {
+	at := func(s string) time.Time {
+		v, err := time.Parse(time.RFC3339Nano, s)
+		require.NoError(t, err)
+		return v
+	}
+	for _, c := range []struct {
+		d        time.Duration
+		from, to string
+	}{
+		{200 * time.Millisecond, "2026-01-01T10:00:00Z", "2026-01-01T10:00:00.2Z"},
+		{200 * time.Millisecond, "2026-01-01T10:00:00.199Z", "2026-01-01T10:00:00.2Z"},
+		{200 * time.Millisecond, "2026-01-01T10:00:00.2Z", "2026-01-01T10:00:00.4Z"},
+		{time.Hour, "2026-01-01T10:59:59.999Z", "2026-01-01T11:00:00Z"},
+		{time.Hour, "2026-01-01T11:00:00Z", "2026-01-01T12:00:00Z"},
+		{24 * time.Hour, "2026-01-01T23:00:00Z", "2026-01-02T00:00:00Z"},
+	} {
+		assert.Equal(t, at(c.to), Every(c.d).Next(at(c.from)), "Every(%v).Next(%s)", c.d, c.from)
+	}
+	assert.PanicsWithValue(t, "rediswheel: Every(999µs): the interval must be at least 1ms", func() { Every(999 * time.Microsecond) })
+	assert.Panics(t, func() { Every(-time.Second) })
+}
+
+func TestPeriodicBadInput(t *testing.T) {
+	q := newQueue(t, standalone(t), Options{})
+	ctx := context.Background()
+	assert.ErrorIs(t, q.Periodic(ctx, "", Every(time.Second), nil), ErrPeriodicName)
+	assert.ErrorIs(t, q.Periodic(ctx, strings.Repeat("n", MaxPeriodicNameLen+1), Every(time.Second), nil), ErrPeriodicName)
+	_, err := q.RemovePeriodic(ctx, "")
+	assert.ErrorIs(t, err, ErrPeriodicName)
+	assert.PanicsWithValue(t, "rediswheel: Periodic with nil Schedule", func() { q.Periodic(ctx, "x", nil, nil) })
+	removed, err := q.RemovePeriodic(ctx, "never registered")
+	require.NoError(t, err)
+	assert.False(t, removed)
+
+	// The script refuses what it does not know, and a pointer going back.
+	t.Cleanup(func() { q.client.Del(ctx, q.registryKey()) })
+	_, err = q.periodicOp(ctx, "rewind", "x")
+	assert.ErrorContains(t, err, "unknown op rewind")
+	_, err = q.periodicOp(ctx, "register", "x")
+	require.NoError(t, err)
+	_, err = q.periodicOp(ctx, "advance", "x", 2000, 1000)
+	assert.ErrorContains(t, err, "is not after")
+	_, err = q.periodicOp(ctx, "advance", "x", "1e3", 2000)
+	assert.ErrorContains(t, err, "bad pointers")
+}
+
+// occurrences lists the times (Unix ms) of name's tasks stored in q's
+// namespace, scheduled or due, in order.
+func occurrences(t *testing.T, q *Queue, name string) []int64 {
+	t.Helper()
+	var out []int64
+	for _, keys := range q.keys {
+		members, err := q.client.ZRange(context.Background(), keys[0], 0, -1).Result()
+		require.NoError(t, err)
+		for _, m := range members {
+			if rest, ok := strings.CutPrefix(m, periodicPrefix+name+"@"); ok {
+				ms, err := strconv.ParseInt(rest, 10, 64)
+				require.NoError(t, err)
+				out = append(out, ms)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// A schedule whose replicas were all down for a day runs the missed day
+// once, at its latest time, and goes on from there; removing it cancels the
+// occurrence waiting ahead and stops the loop.
+func TestPeriodicCatchUpOnce(t *testing.T) {
+	c := standalone(t)
+	q := newQueue(t, c, Options{})
+	ctx := context.Background()
+	t.Cleanup(func() { c.Del(ctx, q.registryKey()) })
+	dayAgo := redisTime(t, c).Add(-24 * time.Hour).Truncate(time.Second).UnixMilli()
+	require.NoError(t, c.HSet(ctx, q.registryKey(), "tick", dayAgo).Err())
+
+	// 86,400 missed seconds: more than catchUpWalk, so the probe finds the latest.
+	pctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- q.Periodic(pctx, "tick", Every(time.Second), []byte("p")) }()
+	eventually(t, 10*time.Second, "a catch-up run and the next time", func() bool { return len(occurrences(t, q, "tick")) == 2 })
+	now := redisTime(t, c).UnixMilli()
+	got := occurrences(t, q, "tick")
+	assert.Zero(t, got[0]%1000, "on the schedule")
+	assert.LessOrEqual(t, got[0], now, "the catch-up run is due at once")
+	assert.Greater(t, got[0], now-5000, "and is the latest missed time (give or take a loaded machine)")
+	assert.Equal(t, got[0]+1000, got[1], "then the schedule goes on")
+	p, err := c.HGet(ctx, q.registryKey(), "tick").Int64()
+	require.NoError(t, err)
+	assert.Equal(t, got[1], p, "the pointer names the occurrence waiting ahead")
+
+	removed, err := q.RemovePeriodic(ctx, "tick")
+	require.NoError(t, err)
+	assert.True(t, removed)
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, ErrPeriodicRemoved)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Periodic did not notice its removal")
+	}
+	cancel()
+	assert.Equal(t, []int64{got[0]}, occurrences(t, q, "tick"), "the waiting occurrence is cancelled; the due one is left to run")
+	assert.Zero(t, c.Exists(ctx, q.registryKey()).Val())
+}
+
+// A schedule with no more times stops its loop with ErrScheduleEnded after
+// adding its last time.
+func TestPeriodicScheduleEnds(t *testing.T) {
+	c := standalone(t)
+	q := newQueue(t, c, Options{})
+	ctx := context.Background()
+	t.Cleanup(func() { c.Del(ctx, q.registryKey()) })
+	last := redisTime(t, c).Add(300 * time.Millisecond).Truncate(time.Millisecond)
+	once := ScheduleFunc(func(t time.Time) time.Time {
+		if t.Before(last) {
+			return last
+		}
+		return time.Time{}
+	})
+	errc := make(chan error, 1)
+	go func() { errc <- q.Periodic(ctx, "once", once, nil) }()
+	select {
+	case err := <-errc:
+		assert.ErrorIs(t, err, ErrScheduleEnded)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Periodic did not end with its schedule")
+	}
+	assert.Equal(t, []int64{last.UnixMilli()}, occurrences(t, q, "once"))
+}
+
+func TestPeriodicReplicas(t *testing.T) {
+	t.Run("standalone", func(t *testing.T) { testPeriodicReplicas(t, standalone(t)) })
+	t.Run("cluster", func(t *testing.T) { testPeriodicReplicas(t, cluster(t)) })
+}
+
+// periodicLog records the deliveries of one schedule's occurrences.
+type periodicLog struct {
+	mu    sync.Mutex
+	times map[int64]int // occurrence ms -> deliveries
+	early []string
+}
+
+func (l *periodicLog) handler(c redis.UniversalClient) Handler {
+	return func(ctx context.Context, tk Task) error {
+		now, err := c.Time(ctx).Result()
+		if err != nil {
+			return err
+		}
+		_, rest, _ := strings.Cut(tk.Key, "@")
+		ms, err := strconv.ParseInt(rest, 10, 64)
+		if err != nil {
+			return Permanent(err)
+		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.times[ms]++
+		if now.UnixMilli() < ms {
+			l.early = append(l.early, tk.Key+" at "+now.UTC().Format(time.RFC3339Nano))
+		}
+		return nil
+	}
+}
+
+// sorted returns the delivered times in order and the times delivered more
+// than once.
+func (l *periodicLog) sorted() (all, twice []int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for ms, n := range l.times {
+		all = append(all, ms)
+		if n > 1 {
+			twice = append(twice, ms)
+		}
+	}
+	slices.Sort(all)
+	return all, twice
+}
+
+// A replica is one worker process: a Queue of its own, running the schedule
+// and delivering tasks.
+type replica struct {
+	stopLoop func()
+	loopErr  chan error
+	stopRun  func()
+}
+
+func startReplica(t *testing.T, c redis.UniversalClient, ns, name string, s Schedule, h Handler) *replica {
+	q := newQueue(t, c, Options{Namespace: ns})
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &replica{stopLoop: cancel, loopErr: make(chan error, 1)}
+	go func() { r.loopErr <- q.Periodic(ctx, name, s, []byte("tick")) }()
+	t.Cleanup(cancel)
+	r.stopRun = run(t, q, h)
+	return r
+}
+
+// loopResult waits for the replica's Periodic to return.
+func (r *replica) loopResult(t *testing.T) error {
+	select {
+	case err := <-r.loopErr:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("Periodic did not return within 10s")
+		return nil
+	}
+}
+
+// Three replicas run one 200ms schedule: each time runs once, never early,
+// none skipped. All are stopped for a second and three new ones start: the
+// occurrence that waited in Redis runs, the missed times run once (as the
+// latest of them), and the schedule goes on. RemovePeriodic stops every
+// loop and leaves nothing scheduled.
+func testPeriodicReplicas(t *testing.T, c redis.UniversalClient) {
+	const period = 200 * time.Millisecond
+	const name = "tick"
+	ns := uniqueNamespace(t)
+	ctx := context.Background()
+	registry := "{" + ns + ".periodic}:sched"
+	t.Cleanup(func() { c.Del(ctx, registry) })
+	log := &periodicLog{times: map[int64]int{}}
+	h := log.handler(c)
+	pms := period.Milliseconds()
+
+	start := func() []*replica {
+		var rs []*replica
+		for range 3 {
+			rs = append(rs, startReplica(t, c, ns, name, Every(period), h))
+		}
+		return rs
+	}
+	first := start()
+	time.Sleep(2 * time.Second)
+	for _, r := range first {
+		r.stopLoop()
+		require.NoError(t, r.loopResult(t), "Periodic returns nil when its context ends")
+		r.stopRun()
+	}
+	pending, err := c.HGet(ctx, registry, name).Int64()
+	require.NoError(t, err)
+	before, _ := log.sorted()
+
+	time.Sleep(5 * period) // every replica down: at least four times missed
+	second := start()
+	time.Sleep(2 * time.Second)
+	check := newQueue(t, c, Options{Namespace: ns})
+	removed, err := check.RemovePeriodic(ctx, name)
+	require.NoError(t, err)
+	assert.True(t, removed)
+	for _, r := range second {
+		assert.ErrorIs(t, r.loopResult(t), ErrPeriodicRemoved)
+	}
+	eventually(t, 10*time.Second, "nothing left to run", func() bool {
+		s := totals(t, check)
+		return s.Due+s.Scheduled+s.InFlight == 0
+	})
+	for _, r := range second {
+		r.stopRun()
+	}
+	assert.Zero(t, c.Exists(ctx, registry).Val())
+
+	all, twice := log.sorted()
+	assert.Empty(t, twice, "times delivered twice")
+	assert.Empty(t, log.early, "deliveries before their time")
+	for _, ms := range all {
+		assert.Zero(t, ms%pms, "%d is on the schedule", ms)
+	}
+	require.GreaterOrEqual(t, len(before), 5, "the first replicas ran the schedule")
+	for i := 1; i < len(before); i++ {
+		assert.Equal(t, pms, before[i]-before[i-1], "no time skipped while replicas run: %v", before)
+	}
+	i := slices.Index(all, pending)
+	require.GreaterOrEqual(t, i, 0, "the occurrence waiting while every replica was down runs: %d in %v", pending, all)
+	before = slices.DeleteFunc(before, func(ms int64) bool { return ms == pending }) // it may have run before the stop
+	assert.Equal(t, before, all[:i], "nothing else ran meanwhile")
+	after := all[i+1:]
+	require.GreaterOrEqual(t, len(after), 5, "the new replicas ran the schedule")
+	assert.Greater(t, after[0]-pending, 2*pms, "the missed times ran once, not each: %v", all)
+	for j := 1; j < len(after); j++ {
+		assert.Equal(t, pms, after[j]-after[j-1], "no time skipped while replicas run: %v", after)
+	}
+}
