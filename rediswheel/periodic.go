@@ -105,6 +105,12 @@ func Every(d time.Duration) Schedule {
 // twice only when a replica stalls for about a whole period between reading
 // the schedule and adding a time, or dies in between after the time ran.
 //
+// Cancel of an occurrence's key skips that one time. Pause does not stop a
+// schedule: its times keep being added and run at Resume; remove it instead.
+// Each replica's loop makes about one registry read a second and three
+// script calls per time (read, Add, advance), all but one of the replicas'
+// Adds being no-ops.
+//
 // The name must be 1..MaxPeriodicNameLen bytes, or Periodic returns an error
 // wrapping ErrPeriodicName; it panics if s is nil. Redis errors go to
 // Options.OnError and are retried.
