@@ -103,7 +103,8 @@ func Every(d time.Duration) Schedule {
 // A time never runs twice while its task exists (scheduled, in flight or
 // dead) or is retained (Options.Retention). Without retention a time can run
 // twice only when a replica stalls for about a whole period between reading
-// the schedule and adding a time, or dies in between after the time ran.
+// the schedule and adding the time, or between adding it and moving the
+// pointer (or dies there), and the time has run and finished meanwhile.
 //
 // Cancel of an occurrence's key skips that one time. Pause does not stop a
 // schedule: its times keep being added and run at Resume; remove it instead.
