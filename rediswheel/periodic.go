@@ -43,6 +43,11 @@ var (
 	// ErrPeriodicRemoved is returned by Periodic when the schedule was
 	// removed with RemovePeriodic while it ran.
 	ErrPeriodicRemoved = errors.New("rediswheel: periodic schedule removed")
+	// ErrPeriodicStalled goes to Options.OnError when a replica's step to
+	// add a time took until that time: another replica may have found the
+	// pointer behind and added the time again after it ran, so without
+	// Options.Retention it may run twice. The error names the time's key.
+	ErrPeriodicStalled = errors.New("rediswheel: periodic replica stalled past the time it was adding")
 	// ErrScheduleEnded is returned by Periodic when the Schedule has no time
 	// after the latest occurrence: Next returned the zero time, a time not
 	// after its argument, or one past year 285,000.
@@ -104,7 +109,9 @@ func Every(d time.Duration) Schedule {
 // dead) or is retained (Options.Retention). Without retention a time can run
 // twice only when a replica stalls for about a whole period between reading
 // the schedule and adding the time, or between adding it and moving the
-// pointer (or dies there), and the time has run and finished meanwhile.
+// pointer (or dies there), and the time has run and finished meanwhile; a
+// replica that stalls so reports an error wrapping ErrPeriodicStalled to
+// Options.OnError.
 //
 // Cancel of an occurrence's key skips that one time. Pause does not stop a
 // schedule: its times keep being added and run at Resume; remove it instead.
@@ -271,15 +278,15 @@ func (p *periodic) addThenAdvance(ctx context.Context, st periodicState, next in
 	if time.Since(readAt) >= time.Duration(next-st.now)*time.Millisecond {
 		return nil
 	}
+	// Finish the step even if ctx ends meanwhile, so that a stopping
+	// replica leaves the pointer naming what it added.
+	fin, cancel := context.WithTimeout(context.WithoutCancel(ctx), finalTimeout)
+	defer cancel()
 	key := occurrenceKey(p.name, next)
-	added, err := p.q.addTask(ctx, key, p.payload, time.UnixMilli(next), p.opts)
+	added, err := p.q.addTask(fin, key, p.payload, time.UnixMilli(next), p.opts)
 	if err != nil {
 		return err
 	}
-	// Finish the step even if ctx ends now, so that a stopping replica
-	// leaves the pointer naming what it added.
-	fin, cancel := context.WithTimeout(context.WithoutCancel(ctx), finalTimeout)
-	defer cancel()
 	r, err := p.q.periodicOp(fin, "advance", p.name, st.pointer, next)
 	if err != nil {
 		return err
@@ -294,6 +301,12 @@ func (p *periodic) addThenAdvance(ctx context.Context, st periodicState, next in
 	}
 	if r.status < 0 {
 		return fmt.Errorf("%w: %q", ErrPeriodicRemoved, p.name)
+	}
+	// Every way a time runs twice passes here: an Add of a future time that
+	// landed after the time, or one whose pointer move came too late to stop
+	// another replica catching up on it. Say so, never silently.
+	if r.now >= next && p.q.opts.OnError != nil {
+		p.q.opts.OnError(fmt.Errorf("%w: %q, %dms late", ErrPeriodicStalled, key, r.now-next))
 	}
 	return nil
 }

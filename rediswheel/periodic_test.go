@@ -2,6 +2,7 @@ package rediswheel
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -194,6 +195,12 @@ func (l *periodicLog) handler(c redis.UniversalClient) Handler {
 
 // sorted returns the delivered times in order and the times delivered more
 // than once.
+func (l *periodicLog) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.times)
+}
+
 func (l *periodicLog) sorted() (all, twice []int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -215,8 +222,8 @@ type replica struct {
 	stopRun  func()
 }
 
-func startReplica(t *testing.T, c redis.UniversalClient, ns, name string, s Schedule, h Handler) *replica {
-	q := newQueue(t, c, Options{Namespace: ns, OnError: func(err error) { t.Logf("OnError: %v", err) }})
+func startReplica(t *testing.T, c redis.UniversalClient, ns, name string, s Schedule, h Handler, onError func(error)) *replica {
+	q := newQueue(t, c, Options{Namespace: ns, OnError: onError})
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &replica{stopLoop: cancel, loopErr: make(chan error, 1)}
 	go func() { r.loopErr <- q.Periodic(ctx, name, s, []byte("tick")) }()
@@ -251,16 +258,29 @@ func testPeriodicReplicas(t *testing.T, c redis.UniversalClient) {
 	log := &periodicLog{times: map[int64]int{}}
 	h := log.handler(c)
 	pms := period.Milliseconds()
+	var (
+		mu      sync.Mutex
+		stalled []string // ErrPeriodicStalled reports: the times that may run twice
+	)
+	onError := func(err error) {
+		t.Logf("OnError: %v", err)
+		if errors.Is(err, ErrPeriodicStalled) {
+			mu.Lock()
+			stalled = append(stalled, err.Error())
+			mu.Unlock()
+		}
+	}
 
 	start := func() []*replica {
 		var rs []*replica
 		for range 3 {
-			rs = append(rs, startReplica(t, c, ns, name, Every(period), h))
+			rs = append(rs, startReplica(t, c, ns, name, Every(period), h, onError))
 		}
 		return rs
 	}
 	first := start()
-	time.Sleep(2 * time.Second)
+	// About 2s of the schedule, longer if the machine is slow.
+	eventually(t, 30*time.Second, "the first replicas run 8 times", func() bool { return log.count() >= 8 })
 	for _, r := range first {
 		r.stopLoop()
 		require.NoError(t, r.loopResult(t), "Periodic returns nil when its context ends")
@@ -272,7 +292,8 @@ func testPeriodicReplicas(t *testing.T, c redis.UniversalClient) {
 	// Every replica down, long enough for missed times to be run once.
 	time.Sleep(catchUpGrace + 3*period)
 	second := start()
-	time.Sleep(2 * time.Second)
+	n := log.count()
+	eventually(t, 30*time.Second, "the new replicas run 8 times", func() bool { return log.count() >= n+8 })
 	check := newQueue(t, c, Options{Namespace: ns})
 	removed, err := check.RemovePeriodic(ctx, name)
 	require.NoError(t, err)
@@ -293,7 +314,15 @@ func testPeriodicReplicas(t *testing.T, c redis.UniversalClient) {
 	slices.Sort(log.late)
 	t.Logf("%d deliveries, lateness by the Redis clock: median %v, p90 %v, max %v (with the times that waited while no replica ran)",
 		len(log.late), log.late[len(log.late)/2], log.late[len(log.late)*9/10], log.late[len(log.late)-1])
-	assert.Empty(t, twice, "times delivered twice")
+	// Without retention a time runs twice only after a replica stalled for
+	// a period (this machine is loaded), and then it was reported.
+	mu.Lock()
+	for _, ms := range twice {
+		key := occurrenceKey(name, ms)
+		assert.True(t, slices.ContainsFunc(stalled, func(s string) bool { return strings.Contains(s, strconv.Quote(key)) }),
+			"%s ran twice, and no stall was reported: %v", key, stalled)
+	}
+	mu.Unlock()
 	assert.Empty(t, log.early, "deliveries before their time")
 	for _, ms := range all {
 		assert.Zero(t, ms%pms, "%d is on the schedule", ms)
@@ -302,7 +331,7 @@ func testPeriodicReplicas(t *testing.T, c redis.UniversalClient) {
 	require.GreaterOrEqual(t, i, 0, "the occurrence waiting while every replica was down runs: %d in %v", pending, all)
 	// The times up to it were added by the first replicas; some may have
 	// been due but not delivered at the stop, and run after it.
-	require.GreaterOrEqual(t, i, 5, "the first replicas ran the schedule: %v", all)
+	require.GreaterOrEqual(t, i, 6, "the first replicas ran the schedule: %v", all)
 	for j := 1; j <= i; j++ {
 		assert.Equal(t, pms, all[j]-all[j-1], "no time skipped while replicas run: %v", all[:i+1])
 	}
@@ -402,4 +431,25 @@ func TestPeriodicResumesAfterCrash(t *testing.T) {
 	payload, err := c.HGet(ctx, q.keys[q.shard(occurrenceKey("x", n))][3], occurrenceKey("x", n)).Result()
 	require.NoError(t, err)
 	assert.Equal(t, "first", payload, "the time was added once")
+}
+
+// A replica whose step to add a time lasted past that time says so: another
+// replica may have added the time again after it ran.
+func TestPeriodicReportsStall(t *testing.T) {
+	var reported []error
+	q := newQueue(t, standalone(t), Options{OnError: func(err error) { reported = append(reported, err) }})
+	ctx := context.Background()
+	t.Cleanup(func() { q.client.Del(ctx, q.registryKey()) })
+	p := &periodic{q: q, name: "x", s: Every(time.Second)}
+	st, err := q.periodicOp(ctx, "register", "x")
+	require.NoError(t, err)
+	next, err := p.next(st.pointer)
+	require.NoError(t, err)
+	// As read 100ms before next by a replica that then stalled until after it.
+	stale := periodicState{status: 0, pointer: st.pointer, now: next - 100}
+	time.Sleep(time.UnixMilli(next + 50).Sub(redisTime(t, q.client)))
+	require.NoError(t, p.addThenAdvance(ctx, stale, next, time.Now()))
+	require.Len(t, reported, 1)
+	assert.ErrorIs(t, reported[0], ErrPeriodicStalled)
+	assert.ErrorContains(t, reported[0], strconv.Quote(occurrenceKey("x", next)))
 }
