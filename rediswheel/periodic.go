@@ -22,9 +22,12 @@ import (
 // occurrence is due, then adds the next one and only then moves the pointer
 // to it (a compare-and-set that never goes backwards). A replica that dies
 // between the two leaves an occurrence that the next replica adds again: a
-// no-op. So one occurrence always waits in Redis ahead of time (enqueue
-// ahead), and a schedule keeps firing as long as any Run delivers tasks and
-// any replica's loop runs at least once per period.
+// no-op, since a time still ahead cannot have run. So one occurrence always
+// waits in Redis ahead of time (enqueue ahead), and a schedule keeps firing
+// as long as any Run delivers tasks and any replica's loop runs about once
+// per period. A loop that finds the next time already past (it was late, or
+// every replica was down) cannot know whether that time ran: it moves the
+// pointer first, and only the replica whose move succeeded adds the time.
 
 // periodicPrefix starts every occurrence's task key; a namespace's own keys
 // should not start with it.
