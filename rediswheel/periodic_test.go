@@ -159,8 +159,11 @@ func TestPeriodicScheduleEnds(t *testing.T) {
 }
 
 func TestPeriodicReplicas(t *testing.T) {
-	t.Run("standalone", func(t *testing.T) { testPeriodicReplicas(t, standalone(t)) })
-	t.Run("cluster", func(t *testing.T) { testPeriodicReplicas(t, cluster(t)) })
+	t.Run("standalone", func(t *testing.T) { testPeriodicReplicas(t, standalone(t), 0) })
+	t.Run("cluster", func(t *testing.T) { testPeriodicReplicas(t, cluster(t), 0) })
+	// Retained, a finished time's key still exists, so Add of it again is a
+	// no-op: no time runs twice, stalled replicas or not.
+	t.Run("retention", func(t *testing.T) { testPeriodicReplicas(t, standalone(t), time.Minute) })
 }
 
 // periodicLog records the deliveries of one schedule's occurrences.
@@ -222,8 +225,8 @@ type replica struct {
 	stopRun  func()
 }
 
-func startReplica(t *testing.T, c redis.UniversalClient, ns, name string, s Schedule, h Handler, onError func(error)) *replica {
-	q := newQueue(t, c, Options{Namespace: ns, OnError: onError})
+func startReplica(t *testing.T, c redis.UniversalClient, ns, name string, s Schedule, h Handler, onError func(error), retention time.Duration) *replica {
+	q := newQueue(t, c, Options{Namespace: ns, OnError: onError, Retention: retention})
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &replica{stopLoop: cancel, loopErr: make(chan error, 1)}
 	go func() { r.loopErr <- q.Periodic(ctx, name, s, []byte("tick")) }()
@@ -248,7 +251,7 @@ func (r *replica) loopResult(t *testing.T) error {
 // occurrence that waited in Redis runs, the missed times run once (as the
 // latest of them), and the schedule goes on. RemovePeriodic stops every
 // loop and leaves nothing scheduled.
-func testPeriodicReplicas(t *testing.T, c redis.UniversalClient) {
+func testPeriodicReplicas(t *testing.T, c redis.UniversalClient, retention time.Duration) {
 	const period = 200 * time.Millisecond
 	const name = "tick"
 	ns := uniqueNamespace(t)
@@ -274,7 +277,7 @@ func testPeriodicReplicas(t *testing.T, c redis.UniversalClient) {
 	start := func() []*replica {
 		var rs []*replica
 		for range 3 {
-			rs = append(rs, startReplica(t, c, ns, name, Every(period), h, onError))
+			rs = append(rs, startReplica(t, c, ns, name, Every(period), h, onError, retention))
 		}
 		return rs
 	}
@@ -316,6 +319,9 @@ func testPeriodicReplicas(t *testing.T, c redis.UniversalClient) {
 		len(log.late), log.late[len(log.late)/2], log.late[len(log.late)*9/10], log.late[len(log.late)-1])
 	// Without retention a time runs twice only after a replica stalled for
 	// a period (this machine is loaded), and then it was reported.
+	if retention > 0 {
+		assert.Empty(t, twice, "times delivered twice although retained")
+	}
 	mu.Lock()
 	for _, ms := range twice {
 		key := occurrenceKey(name, ms)
