@@ -416,7 +416,7 @@ func TestDeadSetIsCapped(t *testing.T) {
 	require.Len(t, dead, capped)
 	assert.Equal(t, ShardStats{Dead: capped}, totals(t, q))
 	assert.Equal(t, int64(capped), c.HLen(ctx, q.keys[0][3]).Val(), "payloads of trimmed tasks are deleted")
-	assert.Equal(t, int64(4*capped), leftovers(t, q), "per dead task: a member, a payload, attempts and last error")
+	assert.Equal(t, int64(5*capped), leftovers(t, q), "per dead task: a member, a payload, attempts, last error and record")
 }
 
 // With Redis unreachable, Run keeps trying, reports the errors through

@@ -12,7 +12,7 @@ end
 -- its sorted set.
 local function forget(k)
   redis.call('HDEL', body, k)
-  redis.call('HDEL', ctl, 'a|' .. k, 't|' .. k, 'x|' .. k, 'e|' .. k)
+  redis.call('HDEL', ctl, 'a|' .. k, 't|' .. k, 'x|' .. k, 'e|' .. k, 'm|' .. k, 'c|' .. k, 'h|' .. k, 'u|' .. k)
 end
 
 -- bury moves a task that has left lease into the dead set, then trims the
