@@ -3,6 +3,7 @@ package rediswheel
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"time"
 )
@@ -24,6 +25,10 @@ const (
 	MinLease     = 100 * time.Millisecond
 	MaxKeyLen    = 1024
 	maxNamespace = 128
+	// MaxHistoryLen caps Options.HistoryLen: a task's history is one JSON
+	// value that every delivery's end rewrites whole.
+	MaxHistoryLen = 100
+	maxWorkerID   = 256
 )
 
 // Options configures a Queue. The zero value of each field means its default.
@@ -78,10 +83,12 @@ type Options struct {
 	// forgotten early (default DefaultMaxRetained).
 	MaxRetained int
 	// HistoryLen is how many deliveries each task remembers (Get's
-	// TaskInfo.History), newest kept (default DefaultHistoryLen).
+	// TaskInfo.History), newest kept (default DefaultHistoryLen, at most
+	// MaxHistoryLen).
 	HistoryLen int
 	// WorkerID names this process's deliveries in task histories (default
-	// host name, pid and a random suffix).
+	// "host:pid:xxxx", the host name, pid and 4 random hex digits; at most
+	// 256 bytes).
 	WorkerID string
 }
 
@@ -114,6 +121,8 @@ func (o Options) withDefaults() (Options, error) {
 		{o.MaxAttempts < 0, fmt.Sprintf("MaxAttempts %d", o.MaxAttempts)},
 		{o.Concurrency < 0, fmt.Sprintf("Concurrency %d", o.Concurrency)},
 		{o.MaxDead < 0, fmt.Sprintf("MaxDead %d", o.MaxDead)},
+		{o.HistoryLen < 0 || o.HistoryLen > MaxHistoryLen, fmt.Sprintf("HistoryLen %d (want 0..%d)", o.HistoryLen, MaxHistoryLen)},
+		{len(o.WorkerID) > maxWorkerID, fmt.Sprintf("WorkerID of %d bytes (at most %d)", len(o.WorkerID), maxWorkerID)},
 	}
 	for _, c := range check {
 		if c.bad {
@@ -138,6 +147,12 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Backoff == nil {
 		o.Backoff = DefaultBackoff
 	}
+	if o.HistoryLen == 0 {
+		o.HistoryLen = DefaultHistoryLen
+	}
+	if o.WorkerID == "" {
+		o.WorkerID = defaultWorkerID()
+	}
 	return o, nil
 }
 
@@ -146,4 +161,15 @@ func checkKey(key string) error {
 		return fmt.Errorf("%w: length %d (want 1..%d)", ErrKey, len(key), MaxKeyLen)
 	}
 	return nil
+}
+
+// defaultWorkerID is "host:pid:xxxx": the host and pid find the process, the
+// random suffix tells apart Queues of one process and a pid reused after a
+// restart.
+func defaultWorkerID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown"
+	}
+	return fmt.Sprintf("%s:%d:%04x", host, os.Getpid(), rand.N(1<<16))
 }

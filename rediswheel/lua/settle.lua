@@ -23,9 +23,10 @@ for j = 1, n do
   local code = 0
   -- The fencing check: only the holder of the current token may finish a task.
   if tokens[j] == ARGV[i + 1] and redis.call('ZREM', lease, k) == 1 then
+    redis.call('HDEL', ctl, 'u|' .. k) -- confirmed: a worker got it (see claim.lua)
     if cancelled[j] or outcome == 'done' then
       gone[#gone + 1] = k
-      for _, f in ipairs({'a|', 't|', 'x|', 'e|', 'm|', 'c|', 'h|', 'u|'}) do gonefields[#gonefields + 1] = f .. k end
+      for _, f in ipairs({'a|', 't|', 'x|', 'e|', 'm|', 'c|', 'h|'}) do gonefields[#gonefields + 1] = f .. k end
       code = cancelled[j] and 4 or 1
     elseif outcome == 'release' then
       redis.call('HDEL', ctl, 't|' .. k)
