@@ -39,7 +39,11 @@ func claimOne(t *testing.T, q *Queue, key string, lease time.Duration) *delivery
 }
 
 func TestClaimCarriesTaskRecord(t *testing.T) {
-	c := standalone(t)
+	t.Run("standalone", func(t *testing.T) { testClaimCarriesTaskRecord(t, standalone(t)) })
+	t.Run("cluster", func(t *testing.T) { testClaimCarriesTaskRecord(t, cluster(t)) })
+}
+
+func testClaimCarriesTaskRecord(t *testing.T, c redis.UniversalClient) {
 	q := newQueue(t, c, Options{WorkerID: "w-1|x"})
 	ctx := context.Background()
 	at := redisTime(t, c).Add(-time.Minute).Truncate(time.Millisecond)
@@ -210,6 +214,7 @@ func TestUnconfirmedClaimsAreBounded(t *testing.T) {
 	dead, err := q.Dead(ctx, 1)
 	require.NoError(t, err)
 	assert.Equal(t, "lease expired", dead[0].LastError)
+	assert.Empty(t, ctlField(t, q, "u|", "crashy"), "a Requeue starts the bound over")
 
 	// A confirmed delivery (a heartbeat reached Redis) counts: MaxAttempts
 	// 2 means two expired leases, no more.

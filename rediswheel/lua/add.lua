@@ -29,6 +29,7 @@ local rel = base == 'rel'
 -- Redis time, as now_ms in common.lua (not prepended to add: see scripts.go).
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local added = now .. '|' -- the record's first field, formatted once per call
 local out, zargs, records = {-1}, {}, {}
 local first = -1
 for i = 3, #ARGV, 4 do
@@ -64,7 +65,7 @@ for i = 3, #ARGV, 4 do
     zargs[#zargs + 1] = at
     zargs[#zargs + 1] = k
     records[#records + 1] = 'm|' .. k
-    records[#records + 1] = now .. '|' .. at .. '|' .. #payload .. '|' .. ARGV[i + 3]
+    records[#records + 1] = added .. at .. '|' .. #payload .. '|' .. ARGV[i + 3]
     if first < 0 or atn < first then first = atn end
   end
   out[#out + 1] = status

@@ -45,6 +45,7 @@ for _, k in ipairs(redis.call('ZRANGEBYSCORE', lease, '-inf', now, 'LIMIT', 0, r
     local own = f[3] and tonumber(string.match(f[3], '^%d+|%d+|%d+|%d+|(%d+)|'))
     if not own or own == 0 then own = max end
     if attempts >= own then
+      redis.call('HDEL', ctl, 'u|' .. k) -- a Requeue starts the bound over
       trimmed = trimmed + (bury(k, now, 'lease expired', cap) or 0)
     else
       redis.call('HDEL', ctl, 't|' .. k)
