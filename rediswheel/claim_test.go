@@ -23,8 +23,8 @@ func ctlField(t *testing.T, q *Queue, prefix, key string) string {
 	return v
 }
 
-// claimOne claims key's shard until key is leased, failing after 10s.
-func claimOne(t *testing.T, q *Queue, key string, lease time.Duration) *delivery {
+// claimKey claims key's shard until key is leased, failing after 10s.
+func claimKey(t *testing.T, q *Queue, key string, lease time.Duration) *delivery {
 	t.Helper()
 	var got *delivery
 	eventually(t, 10*time.Second, "a claim of "+key, func() bool {
@@ -50,7 +50,7 @@ func testClaimCarriesTaskRecord(t *testing.T, c redis.UniversalClient) {
 	_, err := q.Add(ctx, "k", []byte("p"), at, TaskType("mail"), TaskTimeout(time.Second), TaskMaxAttempts(7), TaskBackoff(time.Second, time.Hour))
 	require.NoError(t, err)
 
-	d := claimOne(t, q, "k", time.Minute)
+	d := claimKey(t, q, "k", time.Minute)
 	assert.Equal(t, "mail", d.task.Type)
 	assert.Equal(t, at, d.task.OriginalDue)
 	assert.Equal(t, at, d.task.Due)
@@ -63,7 +63,7 @@ func testClaimCarriesTaskRecord(t *testing.T, c redis.UniversalClient) {
 	// A retry changes Due, not OriginalDue.
 	_, err = q.settle(ctx, d.shard, []outcome{{d: d, kind: outcomeRetry, err: "again"}})
 	require.NoError(t, err)
-	d = claimOne(t, q, "k", time.Minute)
+	d = claimKey(t, q, "k", time.Minute)
 	assert.Equal(t, 2, d.task.Attempt)
 	assert.Equal(t, at, d.task.OriginalDue)
 	assert.True(t, d.task.Due.After(at))
@@ -74,7 +74,7 @@ func testClaimCarriesTaskRecord(t *testing.T, c redis.UniversalClient) {
 	_, err = q.Add(ctx, "old", nil, at)
 	require.NoError(t, err)
 	require.NoError(t, c.HDel(ctx, q.keys[q.shard("old")][4], "m|old").Err())
-	d = claimOne(t, q, "old", time.Minute)
+	d = claimKey(t, q, "old", time.Minute)
 	assert.Equal(t, taskPolicy{}, d.policy)
 	assert.Equal(t, at, d.task.OriginalDue)
 }
@@ -87,7 +87,7 @@ func TestReapUsesTaskMaxAttempts(t *testing.T) {
 	ctx := context.Background()
 	_, err := q.Add(ctx, "k", nil, time.Now().Add(-time.Second), TaskMaxAttempts(1))
 	require.NoError(t, err)
-	d := claimOne(t, q, "k", MinLease)
+	d := claimKey(t, q, "k", MinLease)
 	codes, err := q.extend(ctx, 0, []*delivery{d}, MinLease) // a heartbeat: the delivery was made
 	require.NoError(t, err)
 	require.Equal(t, []int64{1}, codes)
@@ -113,7 +113,7 @@ func TestPausedShardLeasesNothing(t *testing.T) {
 	ctx := context.Background()
 	_, err := q.Add(ctx, "held", nil, time.Now().Add(-time.Second))
 	require.NoError(t, err)
-	held := claimOne(t, q, "held", MinLease)
+	held := claimKey(t, q, "held", MinLease)
 	_, err = q.extend(ctx, 0, []*delivery{held}, MinLease)
 	require.NoError(t, err)
 	_, err = q.Add(ctx, "due", nil, time.Now().Add(-time.Second))
@@ -197,7 +197,7 @@ func TestUnconfirmedClaimsAreBounded(t *testing.T) {
 	claims := 0
 	for totals(t, q).Dead == 0 {
 		require.Less(t, claims, 100, "the task never dies: a crash loop")
-		d := claimOne(t, q, "crashy", MinLease) // reaps the previous lease first
+		d := claimKey(t, q, "crashy", MinLease) // reaps the previous lease first
 		claims++
 		// Each delivery dies unconfirmed; the attempts it saw are all 1
 		// while the bound lasts.
@@ -221,7 +221,7 @@ func TestUnconfirmedClaimsAreBounded(t *testing.T) {
 	_, err = q.Add(ctx, "confirmed", nil, time.Now().Add(-time.Second))
 	require.NoError(t, err)
 	for i := range 2 {
-		d := claimOne(t, q, "confirmed", MinLease)
+		d := claimKey(t, q, "confirmed", MinLease)
 		assert.Equal(t, i+1, d.task.Attempt)
 		_, err := q.extend(ctx, 0, []*delivery{d}, MinLease)
 		require.NoError(t, err)

@@ -19,6 +19,11 @@ type DeadTask struct {
 	LastError string
 }
 
+// maxDeadLimit caps the limit Dead passes to lua/dead.lua: Lua formats a
+// larger number in exponent notation, which ZRANGE refuses. No shard holds
+// that many dead tasks anyway.
+const maxDeadLimit = 1<<31 - 1
+
 // Dead lists up to limit dead tasks, oldest first. Each shard keeps at most
 // Options.MaxDead of them. It reads limit tasks from every shard, so keep
 // limit small (say, up to a few thousand).
@@ -28,19 +33,21 @@ func (q *Queue) Dead(ctx context.Context, limit int) ([]DeadTask, error) {
 	}
 	var all []DeadTask
 	for shard, keys := range q.keys {
-		v, err := deadScript.Run(ctx, q.client, keys, limit).Slice()
+		// The arguments and the reply are lua/dead.lua's: change both together.
+		v, err := deadScript.Run(ctx, q.client, keys, min(limit, maxDeadLimit)).Slice()
 		if err != nil {
 			return nil, fmt.Errorf("rediswheel: dead shard %d: %w", shard, err)
 		}
-		if len(v)%5 != 0 {
-			return nil, fmt.Errorf("rediswheel: dead shard %d: unexpected reply %v", shard, v)
+		rows, err := decodeStride(v, 5)
+		if err != nil {
+			return nil, fmt.Errorf("rediswheel: dead shard %d: %w", shard, err)
 		}
-		for i := 0; i < len(v); i += 5 {
-			key, ok1 := v[i].(string)
-			diedText, ok2 := v[i+1].(string)
-			lastErr, ok3 := v[i+2].(string)
-			attempts, ok4 := v[i+3].(int64)
-			payload, ok5 := v[i+4].(string)
+		for _, row := range rows {
+			key, ok1 := row[0].(string)
+			diedText, ok2 := row[1].(string)
+			lastErr, ok3 := row[2].(string)
+			attempts, ok4 := row[3].(int64)
+			payload, ok5 := row[4].(string)
 			died, err := strconv.ParseFloat(diedText, 64)
 			if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || err != nil {
 				return nil, fmt.Errorf("rediswheel: dead shard %d: unexpected reply %v", shard, v)

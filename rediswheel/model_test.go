@@ -12,12 +12,19 @@ import (
 )
 
 // The scripts against a trivially correct model: random Add, AddAfter,
-// Replace, Cancel, Requeue, claims and settles (fresh and stale) on a few
-// keys, every reply and every Stats compared with the model's.
+// Replace, Cancel, Requeue, claims and settles (fresh and stale, every
+// outcome) on a few keys, every reply and every Stats compared with the
+// model's; once without retention and once with.
 func TestScriptsAgainstModel(t *testing.T) {
+	for _, retention := range []time.Duration{0, time.Hour} {
+		t.Run(fmt.Sprint("retention=", retention), func(t *testing.T) { testScriptsAgainstModel(t, retention) })
+	}
+}
+
+func testScriptsAgainstModel(t *testing.T, retention time.Duration) {
 	c := standalone(t)
 	const maxAttempts = 3
-	q := newQueue(t, c, Options{Shards: 1, MaxAttempts: maxAttempts})
+	q := newQueue(t, c, Options{Shards: 1, MaxAttempts: maxAttempts, Retention: retention})
 	ctx := context.Background()
 	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(seed, 0))
@@ -30,6 +37,7 @@ func TestScriptsAgainstModel(t *testing.T) {
 		dueLater       // due in an hour
 		inFlight
 		dead
+		retained // finished (done or cancelled) and kept for its retention
 	)
 	type task struct {
 		state     state
@@ -37,6 +45,14 @@ func TestScriptsAgainstModel(t *testing.T) {
 		payload   string
 		token     string // of the current delivery, in flight
 		cancelled bool
+		postponed int // RetryAfter postponements used
+	}
+	// finish is what becomes of a done or cancelled task.
+	finish := func(tk *task) {
+		*tk = task{}
+		if retention > 0 {
+			tk.state = retained
+		}
 	}
 	model := map[string]*task{}
 	keys := []string{"a", "b", "c", "d", "e", "f"}
@@ -60,11 +76,11 @@ func TestScriptsAgainstModel(t *testing.T) {
 			}
 		}
 		require.Equal(t, want, totals(t, q), "step %d, after %s (seed %d)", step, op, seed)
-		// The body invariant Add relies on (lua/common.lua): a key has a
-		// payload exactly while it is in one of due, lease and dead.
+		// The body invariant Add relies on (lua/keys.lua): a key has a
+		// payload exactly while it is in one of due, lease, dead and kept.
 		keys := q.keys[0]
 		inSets := []string{}
-		for _, k := range keys[:3] {
+		for _, k := range append(keys[:3:3], keys[5]) {
 			members, err := c.ZRange(ctx, k, 0, -1).Result()
 			require.NoError(t, err)
 			inSets = append(inSets, members...)
@@ -74,6 +90,20 @@ func TestScriptsAgainstModel(t *testing.T) {
 		slices.Sort(inSets)
 		slices.Sort(withBody)
 		require.Equal(t, inSets, withBody, "step %d, after %s (seed %d): keys in sets vs keys with a body", step, op, seed)
+		var wantKept []string
+		for k, tk := range model {
+			if tk.state == retained {
+				wantKept = append(wantKept, k)
+			}
+		}
+		slices.Sort(wantKept)
+		gotKept, err := c.ZRange(ctx, keys[5], 0, -1).Result()
+		require.NoError(t, err)
+		slices.Sort(gotKept)
+		require.Equal(t, len(wantKept), len(gotKept), "step %d, after %s (seed %d): retained", step, op, seed)
+		if len(wantKept) > 0 {
+			require.Equal(t, wantKept, gotKept, "step %d, after %s (seed %d): retained", step, op, seed)
+		}
 	}
 
 	for step := range 2000 {
@@ -131,7 +161,7 @@ func TestScriptsAgainstModel(t *testing.T) {
 			if m.state == inFlight {
 				require.ErrorIs(t, err, ErrInFlight, op)
 			} else {
-				require.NoError(t, err, op)
+				require.NoError(t, err, op) // a retained task starts over too
 				*m = task{state: dueNow, payload: payload}
 			}
 		case r < 42:
@@ -139,10 +169,14 @@ func TestScriptsAgainstModel(t *testing.T) {
 			ok, err := q.Cancel(ctx, k)
 			require.NoError(t, err)
 			require.Equal(t, m.state != absent, ok, op)
-			if m.state == inFlight {
+			switch m.state {
+			case inFlight:
 				m.cancelled = true
-			} else {
-				*m = task{}
+			case retained:
+				*m = task{} // a retained task is forgotten
+			case absent:
+			default:
+				finish(m)
 			}
 		case r < 47:
 			op = fmt.Sprintf("Requeue(%s)", k)
@@ -150,7 +184,7 @@ func TestScriptsAgainstModel(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, m.state == dead, ok, op)
 			if ok {
-				m.state, m.attempts = dueNow, 0
+				m.state, m.attempts, m.postponed = dueNow, 0, 0
 			}
 		case r < 67:
 			limit := 1 + rng.IntN(3)
@@ -180,26 +214,30 @@ func TestScriptsAgainstModel(t *testing.T) {
 			if rng.IntN(2) == 0 {
 				d = deliveries[len(deliveries)-1] // the latest is more likely current
 			}
-			kind := []outcomeKind{outcomeDone, outcomeRetry, outcomeDead, outcomeRelease}[rng.IntN(4)]
+			kind := []outcomeKind{outcomeDone, outcomeRetry, outcomeDead, outcomeRelease, outcomeLater}[rng.IntN(5)]
 			op = fmt.Sprintf("settle(%s, token %s, %s)", d.task.Key, d.token, kind)
-			codes, err := q.settle(ctx, 0, []outcome{{d: d, kind: kind, err: "e"}})
+			res, err := q.settle(ctx, 0, []outcome{{d: d, kind: kind, err: "e"}})
 			require.NoError(t, err)
 			tk := model[d.task.Key]
 			want := int64(settleRejected)
 			switch {
 			case tk.state != inFlight || tk.token != d.token:
 			case tk.cancelled:
-				want, *tk = settleCancelled, task{}
+				want = settleCancelled
+				finish(tk)
 			case kind == outcomeDone:
-				want, *tk = settleDone, task{}
+				want = settleDone
+				finish(tk)
 			case kind == outcomeRelease:
 				want, tk.state, tk.attempts = settleReleased, dueNow, tk.attempts-1
+			case kind == outcomeLater && tk.postponed < MaxPostponements:
+				want, tk.state, tk.attempts, tk.postponed = settlePostponed, dueNow, tk.attempts-1, tk.postponed+1
 			case kind == outcomeDead || tk.attempts >= maxAttempts:
 				want, tk.state = settleDead, dead
-			default:
+			default: // a retry, or a later past its bound
 				want, tk.state = settleRetry, dueNow
 			}
-			require.Equal(t, []int64{want}, codes, op)
+			require.Equal(t, []int64{want}, res.codes, op)
 			if tk.state != inFlight {
 				tk.token = ""
 			}
@@ -207,15 +245,18 @@ func TestScriptsAgainstModel(t *testing.T) {
 		check(step, op)
 	}
 
-	// Cancel everything, and then settle whatever was in flight: nothing
-	// may be left behind.
-	for _, k := range keys {
-		_, err := q.Cancel(ctx, k)
-		require.NoError(t, err)
-	}
-	for _, d := range deliveries {
-		_, err := q.settle(ctx, 0, []outcome{{d: d, kind: outcomeDone}})
-		require.NoError(t, err)
+	// Cancel everything, settle whatever was in flight, then cancel again
+	// (forgetting what was retained): nothing may be left behind.
+	for range 2 {
+		for _, k := range keys {
+			_, err := q.Cancel(ctx, k)
+			require.NoError(t, err)
+		}
+		for _, d := range deliveries {
+			_, err := q.settle(ctx, 0, []outcome{{d: d, kind: outcomeDone}})
+			require.NoError(t, err)
+		}
 	}
 	require.Zero(t, leftovers(t, q))
+	require.Zero(t, c.Exists(ctx, q.keys[0][5]).Val(), "nothing retained")
 }

@@ -25,9 +25,9 @@ const (
 	MinLease     = 100 * time.Millisecond
 	MaxKeyLen    = 1024
 	maxNamespace = 128
-	// MaxHistoryLen caps Options.HistoryLen: a task's history is one JSON
-	// value that every delivery's end rewrites whole.
-	MaxHistoryLen = 100
+	// MaxHistoryLen caps Options.HistoryLen: settle rewrites a task's whole
+	// history (JSON) at every delivery, so its cost grows with the length.
+	MaxHistoryLen = 1000
 	maxWorkerID   = 256
 )
 
@@ -63,13 +63,16 @@ type Options struct {
 	MaxDead int
 	// OnError, if set, receives the errors Run cannot return: failed claims,
 	// heartbeats and acks. Run retries them itself; a task whose ack was lost
-	// is delivered again after its lease. It must not block.
+	// is delivered again after its lease. It must not block. When it is nil,
+	// they go to slog.Default at warning level, with an "op" attribute (claim,
+	// extend or settle) and an "err" one.
 	OnError func(error)
 
 	// HandlerTimeout bounds each delivery's handler when the task has no
 	// TaskTimeout of its own: its context is cancelled after it, and a
 	// handler still running then counts as a failed attempt (default 0: no
-	// bound).
+	// bound). That delivery is settled at once, without waiting for the
+	// handler, which keeps its place among Concurrency until it returns.
 	HandlerTimeout time.Duration
 	// ShutdownGrace is how long a stopping Run lets running handlers finish
 	// before it cancels their contexts and releases their tasks (default 0:
@@ -77,7 +80,14 @@ type Options struct {
 	ShutdownGrace time.Duration
 	// Retention keeps finished tasks (done or cancelled) readable through Get
 	// and List for this long after they finish, and makes Add of their key a
-	// no-op meanwhile (default 0: forgotten at once).
+	// no-op meanwhile: a uniqueness window (default 0: forgotten at once).
+	// Dead tasks are not concerned: they stay in the dead set (MaxDead). A
+	// retained task keeps its attempts, last error, record and history but
+	// not its payload, about 700 bytes of Redis memory each (measured by
+	// TestRetainedMemory). It is forgotten by the first settle or cancel on
+	// its shard after its retention ends, so the window may last a little
+	// longer on an idle shard, never shorter. Cancel of a retained task and
+	// Replace of its key end the window at once.
 	Retention time.Duration
 	// MaxRetained caps each shard's retained tasks; past it the oldest are
 	// forgotten early (default DefaultMaxRetained).
@@ -96,15 +106,7 @@ type Options struct {
 // [0, min(1h, 1s * 2^(attempt-1))], so that tasks failing together do not
 // retry together. With 25 attempts a task that always fails dies after about 6.5 hours on average.
 func DefaultBackoff(attempt int) time.Duration {
-	const base, ceiling = time.Second, time.Hour
-	limit := ceiling
-	if attempt < 1 {
-		attempt = 1
-	}
-	if attempt <= 13 { // 2^12 s > 1h: beyond that the cap applies
-		limit = min(ceiling, base<<(attempt-1))
-	}
-	return rand.N(limit + 1)
+	return fullJitter(time.Second, time.Hour, attempt)
 }
 
 // withDefaults validates o and fills in its zero fields.
@@ -121,7 +123,11 @@ func (o Options) withDefaults() (Options, error) {
 		{o.MaxAttempts < 0, fmt.Sprintf("MaxAttempts %d", o.MaxAttempts)},
 		{o.Concurrency < 0, fmt.Sprintf("Concurrency %d", o.Concurrency)},
 		{o.MaxDead < 0, fmt.Sprintf("MaxDead %d", o.MaxDead)},
+		{o.Retention < 0, fmt.Sprintf("Retention %v", o.Retention)},
+		{o.MaxRetained < 0, fmt.Sprintf("MaxRetained %d", o.MaxRetained)},
 		{o.HistoryLen < 0 || o.HistoryLen > MaxHistoryLen, fmt.Sprintf("HistoryLen %d (want 0..%d)", o.HistoryLen, MaxHistoryLen)},
+		{o.HandlerTimeout < 0, fmt.Sprintf("HandlerTimeout %v", o.HandlerTimeout)},
+		{o.ShutdownGrace < 0, fmt.Sprintf("ShutdownGrace %v", o.ShutdownGrace)},
 		{len(o.WorkerID) > maxWorkerID, fmt.Sprintf("WorkerID of %d bytes (at most %d)", len(o.WorkerID), maxWorkerID)},
 	}
 	for _, c := range check {
@@ -144,11 +150,14 @@ func (o Options) withDefaults() (Options, error) {
 	if o.MaxDead == 0 {
 		o.MaxDead = DefaultMaxDead
 	}
-	if o.Backoff == nil {
-		o.Backoff = DefaultBackoff
+	if o.MaxRetained == 0 {
+		o.MaxRetained = DefaultMaxRetained
 	}
 	if o.HistoryLen == 0 {
 		o.HistoryLen = DefaultHistoryLen
+	}
+	if o.Backoff == nil {
+		o.Backoff = DefaultBackoff
 	}
 	if o.WorkerID == "" {
 		o.WorkerID = defaultWorkerID()

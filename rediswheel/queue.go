@@ -1,7 +1,6 @@
 package rediswheel
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"sync"
@@ -43,23 +42,6 @@ func New(client redis.UniversalClient, opts Options) (*Queue, error) {
 		q.keys = append(q.keys, shardKeys(opts.Namespace, i))
 	}
 	return q, nil
-}
-
-// Cancel removes the task under key and reports whether there was one. It is
-// immediate and final: a scheduled or dead task is deleted at once, with no
-// tombstone left behind, so a later Add of the key is a new task. A task in
-// flight is marked so that whatever its handler returns it is dropped, never
-// retried; its handler's context is cancelled at the next lease heartbeat.
-// Until that delivery ends, the key still counts as existing for Add.
-func (q *Queue) Cancel(ctx context.Context, key string) (bool, error) {
-	if err := checkKey(key); err != nil {
-		return false, err
-	}
-	n, err := cancelScript.Run(ctx, q.client, q.keys[q.shard(key)], key).Int64()
-	if err != nil {
-		return false, fmt.Errorf("rediswheel: cancel %q: %w", key, err)
-	}
-	return n != 0, nil
 }
 
 // shard maps a key to its shard: FNV-1a of the key, mod Shards. The mapping

@@ -6,18 +6,29 @@ import (
 	"math"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // Handler runs one delivery of a task. Returning nil finishes the task: it is
-// deleted. Returning an error schedules another delivery after
-// Options.Backoff, or moves the task to the dead set once it has had
-// MaxAttempts deliveries or the error is Permanent. A panic counts as an
-// error. ctx is cancelled when Run's context ends, when Cancel is called for
-// the task, or when the lease is lost; context.Cause tells which.
+// deleted. Returning an error schedules another delivery after the task's
+// backoff (TaskBackoff, else Options.Backoff), or moves the task to the dead
+// set once it has had its max attempts (TaskMaxAttempts, else
+// Options.MaxAttempts) or the error is Permanent. An error made by RetryAfter
+// schedules another delivery after its delay without counting the attempt. A
+// panic counts as an error.
+//
+// ctx is cancelled, and context.Cause tells which:
+//   - with ErrHandlerTimeout when the task's timeout (TaskTimeout, else
+//     Options.HandlerTimeout) passes; the delivery then counts as a failed
+//     attempt at once, whatever the handler returns later;
+//   - with ErrCanceled when Cancel is called for the task;
+//   - with ErrLeaseLost when the lease is lost;
+//   - with the cause of Run's context, ShutdownGrace after it ends (see Run).
 //
 // Delivery is at-least-once: a handler may see the same task again after a
-// crash, a lost ack or a lost lease, so it should be idempotent by Task.Key.
+// crash, a lost ack, a lost lease or a timeout, so it should be idempotent by
+// Task.Key.
 type Handler func(ctx context.Context, t Task) error
 
 // Task is one delivery of a task.
@@ -67,9 +78,32 @@ const (
 	maxErrorText = 1024
 )
 
-// Run delivers due tasks of the namespace to h until ctx ends, then waits for
-// its running handlers (whose contexts are cancelled), settles their results
-// with Redis and returns nil. No goroutine of Run outlives it.
+// Run delivers due tasks of the namespace to h until ctx ends or Redis fails
+// in a way retrying will not heal, and returns once every handler it started
+// has returned and its result is settled with Redis. No goroutine of Run
+// outlives it.
+//
+// Run returns:
+//   - nil after ctx ends;
+//   - at once, an error wrapping ErrUnrecoverable and the client's error, when
+//     a claim fails for a reason retrying will not heal: the server refuses
+//     our credentials (NOAUTH, WRONGPASS) or commands (NOPERM), does not know
+//     EVALSHA or EVAL (scripting disabled or renamed), or does not speak the
+//     Redis protocol at all;
+//   - never for other errors (Redis unreachable, timeouts, failover,
+//     LOADING...): it sends them to Options.OnError (or slog.Default at
+//     warning level when OnError is nil) and retries, after 250ms for a claim
+//     and at the next heartbeat for a lease; a lost ack leaves the task to be
+//     delivered again after its lease.
+//
+// When ctx ends, or Run stops on an error, it claims nothing more (a task
+// claimed by a call already under way is released unseen) and lets running
+// handlers go on for Options.ShutdownGrace with their contexts intact and
+// their leases extended; a handler that finishes within it is settled as
+// usual. Then it cancels the handlers still running, with the cause of ctx
+// (or the error), and waits for them: a task whose handler returns an error
+// after that is released, due at once with its attempt not counted, so
+// another Run can take it over.
 //
 // Run claims at most as many tasks as it has free handlers (Concurrency),
 // polls again at once while claims come back full, and otherwise sleeps until
@@ -81,14 +115,19 @@ func (q *Queue) Run(ctx context.Context, h Handler) error {
 	if h == nil {
 		panic("rediswheel: Run with nil Handler")
 	}
+	// Handlers run under work, not ctx: ctx ending must not cancel them
+	// before ShutdownGrace is over.
+	bgctx := context.WithoutCancel(ctx)
+	work, stopWork := context.WithCancelCause(bgctx)
 	r := &runner{
 		q:        q,
 		h:        h,
+		work:     work,
 		slots:    make(chan struct{}, q.opts.Concurrency),
 		freed:    make(chan struct{}, 1),
 		outcomes: make(chan outcome, q.opts.Concurrency),
 		leases:   map[*delivery]struct{}{},
-		bgctx:    context.WithoutCancel(ctx),
+		bgctx:    bgctx,
 	}
 	stopBeat := make(chan struct{})
 	var bg sync.WaitGroup
@@ -96,13 +135,17 @@ func (q *Queue) Run(ctx context.Context, h Handler) error {
 	go func() { defer bg.Done(); r.heartbeat(stopBeat) }()
 	go func() { defer bg.Done(); r.settleLoop() }()
 
-	r.poll(ctx)
+	err := r.poll(ctx)
+	cause := context.Cause(ctx)
+	if err != nil {
+		cause = err
+	}
+	r.shutdown(cause, stopWork) // returns once every handler has
 
-	r.handlers.Wait()
 	close(stopBeat)
 	close(r.outcomes)
 	bg.Wait()
-	return nil
+	return err
 }
 
 // runner is the state of one Run.
@@ -110,6 +153,9 @@ type runner struct {
 	q     *Queue
 	h     Handler
 	bgctx context.Context // Run's context without its cancellation
+	// work is the parent of every handler's context: Run's context without
+	// its cancellation, cancelled by shutdown once the grace is over.
+	work context.Context
 
 	// slots holds one element per task claimed and not yet settled, so the
 	// tasks this Run holds in Redis never outnumber its handlers.
@@ -117,6 +163,11 @@ type runner struct {
 	freed    chan struct{} // buffered 1: a slot was released
 	handlers sync.WaitGroup
 	outcomes chan outcome // finished deliveries, to settleLoop
+	// overdue counts handlers still running whose deliveries were settled
+	// when they timed out. They keep their handler's place, so Concurrency
+	// bounds running handlers even when they ignore their contexts: poll's
+	// free handlers are cap(slots) - len(slots) - overdue.
+	overdue atomic.Int64
 
 	// mu guards leases, the deliveries whose handlers are running and whose
 	// leases heartbeat extends.
@@ -132,10 +183,14 @@ type delivery struct {
 	task   Task
 	policy taskPolicy // the task's own policy, read by claim
 	cancel context.CancelCauseFunc
+	// settling is set by whichever of the handler's return and its timeout
+	// comes first: that one alone sends the delivery's outcome.
+	settling atomic.Bool
 }
 
-// poll claims and starts due tasks until ctx ends.
-func (r *runner) poll(ctx context.Context) {
+// poll claims and starts due tasks until ctx ends, or until a claim fails in
+// a way retrying will not heal, which it returns.
+func (r *runner) poll(ctx context.Context) error {
 	q := r.q
 	sl := q.addSleeper()
 	defer q.removeSleeper(sl)
@@ -159,8 +214,8 @@ func (r *runner) poll(ctx context.Context) {
 		first := rand.N(n) // no shard is always served last
 		for i := range n {
 			shard := (first + i) % n
-			free := cap(r.slots) - len(r.slots)
-			if free == 0 {
+			free := r.free()
+			if free <= 0 || ctx.Err() != nil {
 				full = true
 				break
 			}
@@ -168,14 +223,24 @@ func (r *runner) poll(ctx context.Context) {
 			c, err := q.claim(ctx, shard, limit, q.opts.Lease)
 			if err != nil {
 				if ctx.Err() == nil {
-					r.report(err)
+					if unrecoverable(err) {
+						return fmt.Errorf("%w: %w", ErrUnrecoverable, err)
+					}
+					r.report("claim", err)
 					failed = true
 				}
 				continue
 			}
 			redisNow, redisAt = c.now, c.at
 			for _, d := range c.tasks {
-				r.start(ctx, d)
+				if ctx.Err() != nil {
+					// Claimed as Run was stopping: hand it straight back
+					// rather than start a handler that would only be cancelled.
+					r.slots <- struct{}{} // never blocks: poll claims only free slots
+					r.outcomes <- outcome{d: d, kind: outcomeRelease}
+					continue
+				}
+				r.start(d)
 			}
 			if len(c.tasks) == limit {
 				full = true
@@ -186,8 +251,8 @@ func (r *runner) poll(ctx context.Context) {
 		}
 		switch {
 		case ctx.Err() != nil:
-			return
-		case cap(r.slots) == len(r.slots):
+			return nil
+		case r.free() <= 0:
 			// Backpressure: nothing more to claim until a handler finishes.
 			select {
 			case <-ctx.Done():
@@ -222,26 +287,53 @@ func (r *runner) poll(ctx context.Context) {
 		}
 		t.Stop()
 	}
+	return nil
+}
+
+// free is the number of handlers poll may still start.
+func (r *runner) free() int {
+	return cap(r.slots) - len(r.slots) - int(r.overdue.Load())
+}
+
+// signalFreed tells a poll waiting for a free handler to look again.
+func (r *runner) signalFreed() {
+	select {
+	case r.freed <- struct{}{}:
+	default:
+	}
 }
 
 // start runs the handler for d in a goroutine that holds a slot.
-func (r *runner) start(ctx context.Context, d *delivery) {
+func (r *runner) start(d *delivery) {
 	r.slots <- struct{}{} // never blocks: poll claims only free slots
-	hctx, cancel := context.WithCancelCause(ctx)
+	hctx, cancel := context.WithCancelCause(r.work)
 	d.cancel = cancel
 	r.mu.Lock()
 	r.leases[d] = struct{}{}
 	r.mu.Unlock()
+	hctx, timedOut := r.bound(hctx, d)
 	r.handlers.Add(1)
 	go func() {
 		defer r.handlers.Done()
 		err := r.call(hctx, d.task)
+		timedOut()
 		cancel(nil)
-		r.mu.Lock()
-		delete(r.leases, d)
-		r.mu.Unlock()
-		r.outcomes <- r.outcomeOf(ctx, d, err) // never blocks: one slot, one place
+		if !d.settling.CompareAndSwap(false, true) {
+			// The timeout settled it: this result comes too late to count.
+			r.overdue.Add(-1)
+			r.signalFreed()
+			return
+		}
+		r.unlease(d)
+		r.outcomes <- r.outcomeOf(d, err) // never blocks: one slot, one place
 	}()
+}
+
+// unlease stops heartbeat extending d's lease.
+func (r *runner) unlease(d *delivery) {
+	r.mu.Lock()
+	delete(r.leases, d)
+	r.mu.Unlock()
 }
 
 // call runs the handler, turning a panic into an error.
@@ -255,21 +347,27 @@ func (r *runner) call(ctx context.Context, t Task) (err error) {
 }
 
 // outcomeOf decides what becomes of a delivery whose handler returned err.
-func (r *runner) outcomeOf(runCtx context.Context, d *delivery, err error) outcome {
+// The task's own policy (TaskMaxAttempts, TaskBackoff) replaces the Queue's
+// where it is set.
+func (r *runner) outcomeOf(d *delivery, err error) outcome {
 	o := outcome{d: d}
+	after, later := retryAfterOf(err)
 	switch {
 	case err == nil:
 		o.kind = outcomeDone
 	case IsPermanent(err):
 		o.kind, o.err = outcomeDead, err.Error()
-	case runCtx.Err() != nil:
-		// Interrupted by shutdown: deliver again at once, attempt not counted.
+	case r.work.Err() != nil:
+		// Cancelled by shutdown: deliver again at once, attempt not counted.
 		o.kind = outcomeRelease
-	case d.task.Attempt >= r.q.opts.MaxAttempts:
-		o.kind, o.err = outcomeRetry, err.Error() // the settle script buries it
+	case later:
+		o.kind, o.err = outcomeLater, err.Error()
+		o.delay = durationMilliCeil(after)
+	case d.task.Attempt >= r.maxAttempts(d):
+		o.kind, o.err = outcomeDead, err.Error()
 	default:
 		o.kind, o.err = outcomeRetry, err.Error()
-		o.delay = durationMilliCeil(r.q.opts.Backoff(d.task.Attempt))
+		o.delay = durationMilliCeil(r.backoff(d))
 	}
 	if len(o.err) > maxErrorText {
 		o.err = o.err[:maxErrorText]
@@ -277,10 +375,19 @@ func (r *runner) outcomeOf(runCtx context.Context, d *delivery, err error) outco
 	return o
 }
 
-func (r *runner) report(err error) {
-	if r.q.opts.OnError != nil {
-		r.q.opts.OnError(err)
+func (r *runner) maxAttempts(d *delivery) int {
+	if d.policy.maxAttempts > 0 {
+		return d.policy.maxAttempts
 	}
+	return r.q.opts.MaxAttempts
+}
+
+// backoff is the delay before the delivery after d's failed attempt.
+func (r *runner) backoff(d *delivery) time.Duration {
+	if p := d.policy; p.backoffBase > 0 {
+		return fullJitter(p.backoffBase, p.backoffLimit, d.task.Attempt)
+	}
+	return r.q.opts.Backoff(d.task.Attempt)
 }
 
 func minTime(a, b time.Time) time.Time {

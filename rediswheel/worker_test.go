@@ -255,18 +255,18 @@ func TestStaleTokenIsRejected(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []int64{0}, codes, "a stale heartbeat is refused")
 	for _, kind := range []outcomeKind{outcomeDone, outcomeRetry, outcomeDead, outcomeRelease} {
-		codes, err := q.settle(ctx, 0, []outcome{{d: stale, kind: kind, err: "late"}})
+		res, err := q.settle(ctx, 0, []outcome{{d: stale, kind: kind, err: "late"}})
 		require.NoError(t, err)
-		assert.Equal(t, []int64{settleRejected}, codes, "a stale %s is refused", kind)
+		assert.Equal(t, []int64{settleRejected}, res.codes, "a stale %s is refused", kind)
 	}
 	assert.Equal(t, ShardStats{InFlight: 1}, totals(t, q), "the owner's lease is untouched")
 
-	codes, err = q.settle(ctx, 0, []outcome{{d: owner, kind: outcomeDone}})
+	res, err := q.settle(ctx, 0, []outcome{{d: owner, kind: outcomeDone}})
 	require.NoError(t, err)
-	assert.Equal(t, []int64{settleDone}, codes)
-	codes, err = q.settle(ctx, 0, []outcome{{d: owner, kind: outcomeDone}})
+	assert.Equal(t, []int64{settleDone}, res.codes)
+	res, err = q.settle(ctx, 0, []outcome{{d: owner, kind: outcomeDone}})
 	require.NoError(t, err)
-	assert.Equal(t, []int64{settleRejected}, codes, "an ack is applied once")
+	assert.Equal(t, []int64{settleRejected}, res.codes, "an ack is applied once")
 	assert.Zero(t, leftovers(t, q))
 }
 
@@ -413,16 +413,16 @@ func TestDeadSetIsCapped(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, got.tasks, 20)
 	for _, d := range got.tasks {
-		codes, err := q.settle(ctx, 0, []outcome{{d: d, kind: "dead", err: "no"}})
+		res, err := q.settle(ctx, 0, []outcome{{d: d, kind: "dead", err: "no"}})
 		require.NoError(t, err)
-		require.Equal(t, []int64{settleDead}, codes)
+		require.Equal(t, []int64{settleDead}, res.codes)
 	}
 	dead, err := q.Dead(ctx, 100)
 	require.NoError(t, err)
 	require.Len(t, dead, capped)
 	assert.Equal(t, ShardStats{Dead: capped}, totals(t, q))
 	assert.Equal(t, int64(capped), c.HLen(ctx, q.keys[0][3]).Val(), "payloads of trimmed tasks are deleted")
-	assert.Equal(t, int64(6*capped), leftovers(t, q), "per dead task: a member, a payload, attempts, last error, record and last delivery")
+	assert.Equal(t, int64(7*capped), leftovers(t, q), "per dead task: a member, a payload, attempts, last error, record, last delivery and history")
 }
 
 // With Redis unreachable, Run keeps trying, reports the errors through

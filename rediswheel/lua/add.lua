@@ -56,7 +56,7 @@ for i = 3, #ARGV, 4 do
     -- history, no unconfirmed claims. ZADD below sets its due time; it
     -- must leave dead and kept.
     redis.call('ZREM', dead, k)
-    redis.call('ZREM', kept, k)
+    redis.call('ZREM', kept, k) -- a retained task too: its retention ends here
     redis.call('HDEL', ctl, 'a|' .. k, 't|' .. k, 'x|' .. k, 'e|' .. k,
       'c|' .. k, 'h|' .. k, 'u|' .. k, 'r|' .. k, 'f|' .. k)
     redis.call('HSET', body, k, payload)

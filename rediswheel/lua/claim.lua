@@ -9,12 +9,17 @@
 -- payload, attempt, due ms, token, task record (m|, "" if none)}, where next
 -- is the earliest due time (none while paused) or lease deadline left in the
 -- shard (-1 when none), and dead trimmed counts the dead tasks bury dropped.
+if #ARGV ~= 8 then
+  return redis.error_reply('rediswheel: claim: want 8 arguments, got ' .. #ARGV)
+end
+for _, i in ipairs({1, 2, 3, 4, 5, 6, 8}) do
+  if not is_int(ARGV[i]) or tonumber(ARGV[i]) < 0 then
+    return redis.error_reply('rediswheel: claim: bad argument ' .. i)
+  end
+end
 local limit, lease_ms = tonumber(ARGV[1]), tonumber(ARGV[2])
 local max, reap, cap = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local histlen, worker, bound = tonumber(ARGV[6]), ARGV[7], tonumber(ARGV[8])
-if #ARGV ~= 8 or not (limit and lease_ms and max and reap and cap and histlen and bound) then
-  return redis.error_reply('rediswheel: claim: want 8 arguments, numbers but the worker id')
-end
 local now = now_ms()
 local trimmed = 0
 

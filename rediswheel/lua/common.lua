@@ -8,39 +8,94 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- is_int reports whether v is the decimal text of an integer, as the Go side
+-- sends every number: each script checks its ARGV with it before it writes
+-- anything, because Redis does not undo what a script wrote before it failed.
+local function is_int(v)
+  return v ~= nil and string.match(v, '^%-?%d+$') ~= nil
+end
+
+-- task_fields are the prefixes of every per-task field of ctl (doc.go lists
+-- them). A field added there must be added here, or forget leaks it.
+local task_fields = {'a|', 't|', 'x|', 'e|', 'm|', 'c|', 'h|', 'f|', 'r|', 'u|'}
+
 -- forget drops a task's payload and control fields; the caller removes it from
 -- its sorted set.
 local function forget(k)
   redis.call('HDEL', body, k)
-  redis.call('HDEL', ctl, 'a|' .. k, 't|' .. k, 'x|' .. k, 'e|' .. k, 'm|' .. k, 'c|' .. k, 'h|' .. k, 'u|' .. k)
+  local fields = {}
+  for i, f in ipairs(task_fields) do fields[i] = f .. k end
+  redis.call('HDEL', ctl, unpack(fields))
 end
 
 -- bury moves a task that has left lease into the dead set, then trims the
--- dead set towards cap, a few of the oldest per call so the work stays bounded.
+-- dead set towards cap, a few of the oldest per call so the work stays
+-- bounded. It returns how many dead tasks it trimmed, for the metrics.
 local function bury(k, now, err, cap)
   redis.call('ZADD', dead, now, k)
   redis.call('HSET', ctl, 'e|' .. k, err)
   redis.call('HDEL', ctl, 't|' .. k)
   local over = redis.call('ZCARD', dead) - cap
+  if over <= 0 then return 0 end
+  if over > 16 then over = 16 end
+  local old = redis.call('ZRANGE', dead, 0, over - 1)
+  for _, o in ipairs(old) do
+    redis.call('ZREM', dead, o)
+    forget(o)
+  end
+  return #old
+end
+
+-- retire finishes a task that has left its sorted set as state ('done' or
+-- 'cancelled'). With keep_ms > 0 it is retained: a member of kept until
+-- now + keep_ms, with f|k "state|finish ms", and its attempts, last error,
+-- record and history left for Get. Its payload shrinks to "" (Get reads the
+-- size from m|) but its body field stays, so Add of the key stays a no-op
+-- while it is retained (the body invariant, keys.lua). Without retention it
+-- is forgotten at once.
+local function retire(k, state, now, keep_ms)
+  if keep_ms <= 0 then
+    forget(k)
+    return
+  end
+  redis.call('ZADD', kept, now + keep_ms, k)
+  redis.call('HSET', body, k, '')
+  redis.call('HSET', ctl, 'f|' .. k, state .. '|' .. now)
+  redis.call('HDEL', ctl, 't|' .. k, 'x|' .. k, 'r|' .. k, 'u|' .. k)
+end
+
+-- trim_kept forgets retained tasks whose retention has ended, then the
+-- oldest while more than cap are retained: at most limit in all, so the work
+-- stays bounded. It returns how many it forgot.
+local function trim_kept(now, cap, limit)
+  local n = 0
+  for _, k in ipairs(redis.call('ZRANGEBYSCORE', kept, '-inf', now, 'LIMIT', 0, limit)) do
+    redis.call('ZREM', kept, k)
+    forget(k)
+    n = n + 1
+  end
+  local over = math.min(redis.call('ZCARD', kept) - cap, limit - n)
   if over > 0 then
-    if over > 16 then over = 16 end
-    for _, old in ipairs(redis.call('ZRANGE', dead, 0, over - 1)) do
-      redis.call('ZREM', dead, old)
-      forget(old)
+    for _, k in ipairs(redis.call('ZRANGE', kept, 0, over - 1)) do
+      redis.call('ZREM', kept, k)
+      forget(k)
+      n = n + 1
     end
   end
+  return n
 end
 
 -- remember appends one delivery of k to its history, the ctl field h|k: a
 -- JSON array of at most keep entries, oldest first, each
 -- [attempt, worker, start ms, end ms, outcome, error]. The delivery's attempt,
 -- worker and start come from c|k, "attempt|start ms|worker", which claim
--- writes; outcome is a settle outcome name or 'lease expired'. Error text is
--- cut at 256 bytes here: the full last error is e|k.
+-- writes; outcome is a settle outcome name, 'cancelled' or 'lease expired'.
+-- Error text is cut at 256 bytes here: the full last error is e|k.
 local function remember(k, finish, outcome, err, keep)
   local c = redis.call('HGET', ctl, 'c|' .. k)
   if not c or keep <= 0 then return end
   local attempt, start, worker = string.match(c, '^(%d+)|(%d+)|(.*)$')
+  if not attempt then return end -- not claim's format: no entry rather than a failed settle
   local h = redis.call('HGET', ctl, 'h|' .. k)
   local list = h and cjson.decode(h) or {}
   list[#list + 1] = {tonumber(attempt), worker, tonumber(start), finish, outcome, string.sub(err or '', 1, 256)}

@@ -1,6 +1,10 @@
 -- extend: ARGV lease ms, then per task: key, token. Pushes each lease the
--- caller still owns to now + lease ms. Returns one code per task: 0 lost (the
--- token is not current), 1 extended, 2 extended but cancelled.
+-- caller still owns to now + lease ms. Returns one code per task (extend.go's
+-- extendCode): 0 lost (the token is not current), 1 extended, 2 extended but
+-- cancelled.
+if not is_int(ARGV[1]) or tonumber(ARGV[1]) <= 0 or #ARGV % 2 ~= 1 then
+  return redis.error_reply('rediswheel: extend: bad arguments')
+end
 local lease_ms = tonumber(ARGV[1])
 local now = now_ms()
 local res = {}

@@ -1,45 +1,127 @@
--- settle: ARGV dead cap, max attempts, then per task: key, token, outcome
--- (done | retry | dead | release | later), retry delay ms, error text. Returns one code
--- per task: 0 rejected (the token is not the current owner's), 1 done,
--- 2 retry scheduled, 3 dead, 4 dropped because it was cancelled, 5 released;
--- then the earliest due time left in the shard (-1 when none), so the worker
--- can wake for a retry it has just scheduled.
-local cap, max = tonumber(ARGV[1]), tonumber(ARGV[2])
+-- settle: ARGV dead cap, max attempts, history length, retention ms, max
+-- retained, max postponements; then per task: key, token, outcome, delay ms,
+-- error text. The outcomes are settle.go's outcomeKind names:
+--   done     the handler succeeded: the task is finished
+--   retry    it failed: due again after the delay, or buried when out of attempts
+--   dead     it failed for good: buried at once
+--   release  Run stopped: due again at once, attempt not counted
+--   later    RetryAfter: due again after the delay, attempt not counted, at
+--            most "max postponements" times per task; past that a later is a
+--            failed attempt (a retry after the delay, or buried)
+-- Any other outcome, and any malformed argument, is an error reply before
+-- anything is written: a typo must never retry a task.
+--
+-- Returns one settle code per task (settle.go's settleCode: 0 rejected, the
+-- token is not the current owner's; 1 done; 2 retry scheduled; 3 dead;
+-- 4 finished as cancelled; 5 released; 6 postponed), then the earliest due
+-- time left in the shard (-1 when none), so the worker can wake for a retry
+-- it has just scheduled, then how many dead tasks and how many retained tasks
+-- this call trimmed.
+local outcomes = {done = true, retry = true, dead = true, release = true, later = true}
+local header = 6
+if (#ARGV - header) % 5 ~= 0 then
+  return redis.error_reply('rediswheel: settle: bad arguments')
+end
+for i = 1, header do
+  if not is_int(ARGV[i]) or tonumber(ARGV[i]) < 0 then
+    return redis.error_reply('rediswheel: settle: bad argument ' .. i)
+  end
+end
+local n = (#ARGV - header) / 5
+for j = 1, n do
+  local i = header + 5 * j - 4
+  if not outcomes[ARGV[i + 2]] then
+    return redis.error_reply('rediswheel: unknown outcome ' .. ARGV[i + 2])
+  end
+  if not is_int(ARGV[i + 3]) or tonumber(ARGV[i + 3]) < 0 then
+    return redis.error_reply('rediswheel: settle: bad delay ' .. ARGV[i + 3])
+  end
+end
+
+local cap, max, keep = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local retain, max_retained, max_later = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local now = now_ms()
-local n = (#ARGV - 2) / 5
 local tfields, xfields = {}, {}
 for j = 1, n do
-  local k = ARGV[5 * j - 2]
+  local k = ARGV[header + 5 * j - 4]
   tfields[j] = 't|' .. k
   xfields[j] = 'x|' .. k
 end
 local tokens = redis.call('HMGET', ctl, unpack(tfields))
 local cancelled = redis.call('HMGET', ctl, unpack(xfields))
-local gone, gonefields = {}, {} -- finished tasks, deleted together at the end
+
+-- max_attempts is the task's own (field 5 of its record m|, see doc.go) or,
+-- when it has none, the queue's.
+local function max_attempts(k)
+  local m = redis.call('HGET', ctl, 'm|' .. k)
+  local own = m and tonumber(string.match(m, '^%d+|%d+|%d+|%d+|(%d+)|'))
+  if own and own > 0 then return own end
+  return max
+end
+
+-- Done tasks without retention are forgotten together at the end: two HDELs
+-- per call instead of two per task, as most outcomes are done. Each field
+-- named costs Redis time even when absent (a string built here, an argument
+-- there: about 0.1 ms per field per batch of 128, measured against the
+-- settle before issue 9), so only those a task in flight may have are named:
+-- task_fields without f| (a finished task is never in flight) and x| (known
+-- from cancelled).
+local inflight_fields = {'a|', 't|', 'e|', 'm|', 'c|', 'h|', 'r|', 'u|'}
+local gone, gonefields = {}, {}
+local trimmed = 0
+local retained = 0
 local res = {}
 for j = 1, n do
-  local i = 5 * j - 2
-  local k, outcome = ARGV[i], ARGV[i + 2]
+  local i = header + 5 * j - 4
+  local k, outcome, delay, err = ARGV[i], ARGV[i + 2], tonumber(ARGV[i + 3]), ARGV[i + 4]
   local code = 0
   -- The fencing check: only the holder of the current token may finish a task.
   if tokens[j] == ARGV[i + 1] and redis.call('ZREM', lease, k) == 1 then
-    redis.call('HDEL', ctl, 'u|' .. k) -- confirmed: a worker got it (see claim.lua)
-    if cancelled[j] or outcome == 'done' then
-      gone[#gone + 1] = k
-      for _, f in ipairs({'a|', 't|', 'x|', 'e|', 'm|', 'c|', 'h|'}) do gonefields[#gonefields + 1] = f .. k end
-      code = cancelled[j] and 4 or 1
+    if cancelled[j] then outcome = 'cancelled' end
+    if outcome == 'later' then
+      if tonumber(redis.call('HGET', ctl, 'r|' .. k) or '0') < max_later then
+        redis.call('HINCRBY', ctl, 'r|' .. k, 1)
+        redis.call('HINCRBY', ctl, 'a|' .. k, -1)
+        redis.call('HDEL', ctl, 't|' .. k)
+        redis.call('ZADD', due, now + delay, k)
+        code = 6
+      else
+        outcome = 'retry' -- out of postponements: a failed attempt
+      end
+    end
+    if outcome == 'retry' and tonumber(redis.call('HGET', ctl, 'a|' .. k) or '0') >= max_attempts(k) then
+      outcome = 'dead'
+    end
+    -- The history records what was done, so a later past its bound reads
+    -- as the retry or death it became.
+    if retain > 0 or (outcome ~= 'done' and outcome ~= 'cancelled') then
+      remember(k, now, outcome, err, keep)
+    end
+    if outcome ~= 'done' and outcome ~= 'cancelled' then
+      redis.call('HDEL', ctl, 'u|' .. k) -- confirmed (see claim.lua); a finished task drops it with the rest
+    end
+    if outcome == 'done' or outcome == 'cancelled' then
+      if retain > 0 then
+        retire(k, outcome, now, retain)
+        retained = retained + 1
+      else
+        gone[#gone + 1] = k
+        for _, f in ipairs(inflight_fields) do gonefields[#gonefields + 1] = f .. k end
+        if cancelled[j] then gonefields[#gonefields + 1] = 'x|' .. k end
+      end
+      code = outcome == 'done' and 1 or 4
     elseif outcome == 'release' then
       redis.call('HDEL', ctl, 't|' .. k)
       redis.call('HINCRBY', ctl, 'a|' .. k, -1)
       redis.call('ZADD', due, now, k)
       code = 5
-    elseif outcome == 'dead' or tonumber(redis.call('HGET', ctl, 'a|' .. k) or '0') >= max then
-      bury(k, now, ARGV[i + 4], cap)
+    elseif outcome == 'dead' then
+      trimmed = trimmed + bury(k, now, err, cap)
       code = 3
-    else
+    elseif outcome == 'retry' then
       redis.call('HDEL', ctl, 't|' .. k)
-      redis.call('HSET', ctl, 'e|' .. k, ARGV[i + 4])
-      redis.call('ZADD', due, now + tonumber(ARGV[i + 3]), k)
+      redis.call('HSET', ctl, 'e|' .. k, err)
+      redis.call('ZADD', due, now + delay, k)
       code = 2
     end
   end
@@ -49,6 +131,11 @@ if #gone > 0 then
   redis.call('HDEL', body, unpack(gone))
   redis.call('HDEL', ctl, unpack(gonefields))
 end
+-- Trim at least as many retained tasks as this call retained, so kept
+-- cannot outgrow its cap, plus a few for the expired ones.
+local expired = trim_kept(now, max_retained, 16 + retained)
 local first = redis.call('ZRANGE', due, 0, 0, 'WITHSCORES')
 res[n + 1] = first[2] and tonumber(first[2]) or -1
+res[n + 2] = trimmed
+res[n + 3] = expired
 return res

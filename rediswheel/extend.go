@@ -44,22 +44,33 @@ func (r *runner) extend(shard int, ds []*delivery, timeout time.Duration) {
 	defer cancel()
 	codes, err := r.q.extend(ctx, shard, ds, r.q.opts.Lease)
 	if err != nil {
-		r.report(err)
+		r.report("extend", err)
 		return
 	}
 	for i, code := range codes {
 		switch code {
-		case 0:
+		case extendLost:
 			ds[i].cancel(ErrLeaseLost)
-		case 2:
+		case extendCancelled:
 			ds[i].cancel(ErrCanceled)
 		}
 	}
 }
 
+// An extendCode is what the extend script did with one lease; lua/extend.lua
+// returns the same numbers.
+type extendCode = int64
+
+const (
+	extendLost      extendCode = 0 // the token is not current: the task is no longer ours
+	extendOK        extendCode = 1 // extended
+	extendCancelled extendCode = 2 // extended, but Cancel was called for the task
+)
+
 // extend pushes the leases of ds, all in shard, to lease from now. It returns
-// one code per delivery: 0 lost, 1 extended, 2 extended but cancelled.
-func (q *Queue) extend(ctx context.Context, shard int, ds []*delivery, lease time.Duration) ([]int64, error) {
+// one extendCode per delivery. The arguments and the reply are
+// lua/extend.lua's: change both together.
+func (q *Queue) extend(ctx context.Context, shard int, ds []*delivery, lease time.Duration) ([]extendCode, error) {
 	args := make([]any, 0, 1+2*len(ds))
 	args = append(args, lease.Milliseconds())
 	for _, d := range ds {
