@@ -40,7 +40,7 @@ const maxUnconfirmed = 3
 // leases there.
 func (q *Queue) claim(ctx context.Context, shard, limit int, lease time.Duration) (claimed, error) {
 	args := []any{limit, lease.Milliseconds(), q.opts.MaxAttempts, reapBatch, q.opts.MaxDead,
-		q.opts.HistoryLen, q.opts.WorkerID, maxUnconfirmed}
+		q.opts.HistoryLen, q.opts.WorkerID, maxUnconfirmed, durationMilliCeil(q.opts.Retention)}
 	v, err := claimScript.Run(ctx, q.client, q.keys[shard], args...).Slice()
 	if err != nil {
 		return claimed{}, fmt.Errorf("rediswheel: claim shard %d: %w", shard, err)

@@ -233,3 +233,30 @@ func TestUnconfirmedClaimsAreBounded(t *testing.T) {
 	}
 	assert.Equal(t, int64(2), totals(t, q).Dead)
 }
+
+// A task cancelled in flight whose worker then vanished finishes as
+// cancelled when the reaper takes its lease, retained like any cancelled
+// task, with the expired delivery in its history.
+func TestReapedCancelledTaskIsRetained(t *testing.T) {
+	c := standalone(t)
+	q := newQueue(t, c, Options{Shards: 1, Retention: time.Hour})
+	ctx := context.Background()
+	_, err := q.Add(ctx, "k", []byte("p"), time.Now().Add(-time.Second))
+	require.NoError(t, err)
+	claimKey(t, q, "k", MinLease)
+	ok, err := q.Cancel(ctx, "k")
+	require.NoError(t, err)
+	require.True(t, ok)
+	eventually(t, 10*time.Second, "the lease reaped", func() bool {
+		_, err := q.claim(ctx, 0, 1, time.Minute)
+		require.NoError(t, err)
+		return totals(t, q).InFlight == 0
+	})
+	state, _, _, retained := finished(t, q, "k")
+	require.True(t, retained)
+	assert.Equal(t, "cancelled", state)
+	assert.Contains(t, ctlField(t, q, "h|", "k"), `"lease expired"`)
+	added, err := q.Add(ctx, "k", nil, time.Now())
+	require.NoError(t, err)
+	assert.False(t, added, "retained: Add is a no-op")
+}

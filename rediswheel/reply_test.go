@@ -72,7 +72,7 @@ func TestScriptsRejectUnknownArguments(t *testing.T) {
 		err := addScript.Run(ctx, c, keys, tc.args...).Err()
 		assert.ErrorContains(t, err, tc.want, tc.name)
 	}
-	good := []any{1, 1000, 25, reapBatch, 100, 10, "w", maxUnconfirmed}
+	good := []any{1, 1000, 25, reapBatch, 100, 10, "w", maxUnconfirmed, 0}
 	for i := range good {
 		if i == 6 {
 			continue // the worker id is any text
@@ -81,8 +81,8 @@ func TestScriptsRejectUnknownArguments(t *testing.T) {
 		args[i] = "x"
 		assert.ErrorContains(t, claimScript.Run(ctx, c, keys, args...).Err(), "bad argument", "claim argument %d", i+1)
 	}
-	assert.ErrorContains(t, claimScript.Run(ctx, c, keys, append(good, "extra")...).Err(), "want 8 arguments")
-	assert.ErrorContains(t, claimScript.Run(ctx, c, keys, good[:7]...).Err(), "want 8 arguments")
+	assert.ErrorContains(t, claimScript.Run(ctx, c, keys, append(good, "extra")...).Err(), "want 9 arguments")
+	assert.ErrorContains(t, claimScript.Run(ctx, c, keys, good[:8]...).Err(), "want 9 arguments")
 	assert.Zero(t, leftovers(t, q), "nothing stored by a refused call")
 }
 

@@ -1,5 +1,5 @@
 -- claim: ARGV limit, lease ms, max attempts, reap limit, dead cap, history
--- length, worker id, unconfirmed bound. Driven by claim.go (claimArgs,
+-- length, worker id, unconfirmed bound, retention ms. Driven by claim.go (claimArgs,
 -- claimHeader, claimStride): if this changes, adjust it. A malformed argument
 -- list is an error.
 --
@@ -9,10 +9,10 @@
 -- payload, attempt, due ms, token, task record (m|, "" if none)}, where next
 -- is the earliest due time (none while paused) or lease deadline left in the
 -- shard (-1 when none), and dead trimmed counts the dead tasks bury dropped.
-if #ARGV ~= 8 then
-  return redis.error_reply('rediswheel: claim: want 8 arguments, got ' .. #ARGV)
+if #ARGV ~= 9 then
+  return redis.error_reply('rediswheel: claim: want 9 arguments, got ' .. #ARGV)
 end
-for _, i in ipairs({1, 2, 3, 4, 5, 6, 8}) do
+for _, i in ipairs({1, 2, 3, 4, 5, 6, 8, 9}) do
   if not is_int(ARGV[i]) or tonumber(ARGV[i]) < 0 then
     return redis.error_reply('rediswheel: claim: bad argument ' .. i)
   end
@@ -20,12 +20,14 @@ end
 local limit, lease_ms = tonumber(ARGV[1]), tonumber(ARGV[2])
 local max, reap, cap = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local histlen, worker, bound = tonumber(ARGV[6]), ARGV[7], tonumber(ARGV[8])
+local retain = tonumber(ARGV[9])
 local now = now_ms()
 local trimmed = 0
 
 -- A lease that ran out means its worker died or stalled, or that the claim's
 -- reply never reached it: the task goes back to due at once (or to dead when
--- out of attempts, or away if cancelled). Its token is dropped, so a late ack
+-- out of attempts, or finished as cancelled if Cancel marked it: retained
+-- for retention ms, as settle would). Its token is dropped, so a late ack
 -- from that worker is rejected.
 --
 -- u|k counts the task's claims since the last one a worker confirmed (by a
@@ -36,10 +38,10 @@ local trimmed = 0
 -- task in dead, after at most bound more deliveries than its max attempts.
 for _, k in ipairs(redis.call('ZRANGEBYSCORE', lease, '-inf', now, 'LIMIT', 0, reap)) do
   redis.call('ZREM', lease, k)
+  remember(k, now, 'lease expired', '', histlen)
   if redis.call('HEXISTS', ctl, 'x|' .. k) == 1 then
-    forget(k)
+    retire(k, 'cancelled', now, retain)
   else
-    remember(k, now, 'lease expired', '', histlen)
     local f = redis.call('HMGET', ctl, 'a|' .. k, 'u|' .. k, 'm|' .. k)
     local attempts, unconfirmed = tonumber(f[1] or '0'), tonumber(f[2] or '0')
     if unconfirmed > 0 and unconfirmed <= bound then
