@@ -64,7 +64,7 @@ func TestBacklogDrainsInBoundedScripts(t *testing.T) {
 	st, err := q.Stats(ctx)
 	require.NoError(t, err)
 	var due int64
-	for _, s := range st {
+	for _, s := range st.Shards {
 		due += s.Due
 		assert.GreaterOrEqual(t, s.OldestDue, time.Hour, "shard %d: the oldest due task's wait", s.Shard)
 	}

@@ -73,6 +73,8 @@ func testScriptsAgainstModel(t *testing.T, retention time.Duration) {
 				want.InFlight++
 			case dead:
 				want.Dead++
+			case retained:
+				want.Retained++
 			}
 		}
 		require.Equal(t, want, totals(t, q), "step %d, after %s (seed %d)", step, op, seed)

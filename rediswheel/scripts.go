@@ -27,6 +27,14 @@ var (
 	statsScript   = loadScript("stats")
 )
 
+// The inspection scripts (get.go, list.go, reschedule.go, pause.go).
+var (
+	getScript        = loadScript("get")
+	listScript       = loadScript("list")
+	rescheduleScript = loadScript("reschedule")
+	pauseScript      = loadScript("pause")
+)
+
 func loadScript(name string) *redis.Script {
 	src := readLua("keys")
 	if name != "add" {
