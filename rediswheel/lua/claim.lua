@@ -1,7 +1,7 @@
 -- claim: ARGV limit, lease ms, max attempts, reap limit, dead cap, history
--- length, worker id, unconfirmed bound, retention ms. Driven by claim.go (claimArgs,
--- claimHeader, claimStride): if this changes, adjust it. A malformed argument
--- list is an error.
+-- length, worker id, unconfirmed bound, retention ms. Driven by claim.go
+-- (Queue.claim, claimHeader, claimStride, decodeClaim): if this changes,
+-- adjust it. A malformed argument list is an error.
 --
 -- Reaps up to "reap limit" expired leases, then, unless the shard is paused
 -- (ctl field #paused), leases up to "limit" due tasks with a fresh fencing
