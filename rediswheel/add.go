@@ -319,6 +319,7 @@ func (q *Queue) sendAdds(ctx context.Context, reqs []*addRequest) {
 	if first >= 0 {
 		q.wake(first)
 	}
+	q.observeAdds(calls)
 }
 
 // runAdds runs calls, one script call each, in one pipeline (a lone call

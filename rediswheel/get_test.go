@@ -98,7 +98,7 @@ func TestGetFollowsATask(t *testing.T) {
 			// Retrying: back in due, with an attempt and an error.
 			res, err := q.settle(ctx, shard, []outcome{{d: cl.tasks[0], kind: outcomeRetry, delay: time.Hour.Milliseconds(), err: "boom"}})
 			require.NoError(t, err)
-			require.Equal(t, []int64{settleRetry}, res.codes)
+			require.Equal(t, []settleCode{settleRetry}, res.codes)
 			info = get(t, q, "r")
 			assert.Equal(t, StateRetrying, info.State)
 			assert.Equal(t, 1, info.Attempts)

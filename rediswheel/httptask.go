@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -21,17 +19,24 @@ import (
 //	{"v":1,"url":"https://example.com/hook","method":"POST",
 //	 "header":{"Content-Type":["application/json"]},"body":"<base64>","timeout_ns":5000000000}
 //
-// AddHTTP validates the task before it is stored, so a task that can never be sent is refused at
-// once instead of failing MaxAttempts times. HTTPHandler sends it. Delivery is at-least-once: the
-// receiver sees the task key in the Idempotency-Key header and should de-duplicate on it.
+// AddHTTP validates the task before it is stored (httpvalid.go), so a task that can never be sent
+// is refused at once instead of failing MaxAttempts times. HTTPHandler sends it; DecodeHTTPTask
+// reads the stored form back. Delivery is at-least-once: the receiver sees the task key in the
+// Idempotency-Key header and should de-duplicate on it.
 
-// Errors returned by AddHTTP, AddHTTPAfter and ReplaceHTTP for a task that could never be sent. Test with errors.Is.
+// Errors returned by AddHTTP, AddHTTPAfter and ReplaceHTTP for a task that could never be sent
+// (with ErrKey for a key that is not a valid header value). Test with errors.Is.
 var (
 	ErrInvalidURL     = errors.New("rediswheel: bad HTTP task URL")
 	ErrInvalidMethod  = errors.New("rediswheel: bad HTTP task method")
 	ErrInvalidHeader  = errors.New("rediswheel: bad HTTP task header")
 	ErrInvalidTimeout = errors.New("rediswheel: bad HTTP task timeout")
 )
+
+// ErrNotHTTPTask is wrapped by the error of DecodeHTTPTask, and so of HTTPHandler, for a payload
+// that is not an HTTP task written by AddHTTP: not JSON, JSON without the version field, or a
+// version this code does not read.
+var ErrNotHTTPTask = errors.New("rediswheel: not an HTTP task")
 
 // ErrRedirectRefused is wrapped by the error a handler from HTTPHandler returns when it refuses to
 // follow a redirect (see HTTPHandler). Such a task is dead-lettered at once.
@@ -60,14 +65,16 @@ const (
 
 // HTTPTask is an HTTP request to make when a task is due.
 type HTTPTask struct {
-	// URL is absolute, http or https, with a host.
+	// URL is absolute, http or https, with an ASCII host (give an internationalized name in its
+	// xn-- form) and a port, if any, in 1..65535.
 	URL string
 	// Method is any RFC 9110 token: GET, POST, PUT, PATCH, DELETE or a custom one. It is
 	// case-sensitive and never defaulted.
 	Method string
 	// Header is sent as given, except HeaderIdempotencyKey and HeaderAttempt, which the handler
 	// sets. Names must be tokens other than Host, Content-Length and Transfer-Encoding (net/http
-	// sets those from URL and Body); values must not contain CR, LF or NUL.
+	// sets those from URL and Body); values must have no control character but tab. Upgrade, and
+	// Connection other than "close" or "keep-alive", are refused: HTTP/2 refuses to send them.
 	Header http.Header
 	// Body is sent as the request body; nil sends none.
 	Body []byte
@@ -87,11 +94,13 @@ type httpPayload struct {
 	TimeoutNS int64       `json:"timeout_ns,omitempty"`
 }
 
-// AddHTTP schedules t to be sent at time at, like Add, after checking that it can be sent: it
-// returns an error wrapping ErrInvalidURL, ErrInvalidMethod, ErrInvalidHeader or
-// ErrInvalidTimeout, and stores nothing, if not.
+// AddHTTP schedules t to be sent at time at, like Add, after checking that net/http can send it:
+// it returns an error wrapping ErrInvalidURL, ErrInvalidMethod, ErrInvalidHeader or
+// ErrInvalidTimeout, and stores nothing, if not. The key is sent as HeaderIdempotencyKey, so a key
+// with a control character other than tab, or with a space or tab at either end (which HTTP/1
+// would trim), is refused with ErrKey.
 func (q *Queue) AddHTTP(ctx context.Context, key string, t HTTPTask, at time.Time) (bool, error) {
-	payload, err := encodeHTTPTask(t)
+	payload, err := encodeHTTPTask(key, t)
 	if err != nil {
 		return false, err
 	}
@@ -100,7 +109,7 @@ func (q *Queue) AddHTTP(ctx context.Context, key string, t HTTPTask, at time.Tim
 
 // AddHTTPAfter is AddHTTP with a delay measured on Redis's clock, like AddAfter.
 func (q *Queue) AddHTTPAfter(ctx context.Context, key string, t HTTPTask, delay time.Duration) (bool, error) {
-	payload, err := encodeHTTPTask(t)
+	payload, err := encodeHTTPTask(key, t)
 	if err != nil {
 		return false, err
 	}
@@ -109,14 +118,17 @@ func (q *Queue) AddHTTPAfter(ctx context.Context, key string, t HTTPTask, delay 
 
 // ReplaceHTTP stores t under key to be sent at time at, like Replace, after the checks of AddHTTP.
 func (q *Queue) ReplaceHTTP(ctx context.Context, key string, t HTTPTask, at time.Time) error {
-	payload, err := encodeHTTPTask(t)
+	payload, err := encodeHTTPTask(key, t)
 	if err != nil {
 		return err
 	}
 	return q.Replace(ctx, key, payload, at)
 }
 
-func encodeHTTPTask(t HTTPTask) ([]byte, error) {
+func encodeHTTPTask(key string, t HTTPTask) ([]byte, error) {
+	if err := validateHTTPKey(key); err != nil {
+		return nil, err
+	}
 	if err := t.validate(); err != nil {
 		return nil, err
 	}
@@ -130,70 +142,26 @@ func encodeHTTPTask(t HTTPTask) ([]byte, error) {
 	})
 }
 
-func decodeHTTPTask(payload []byte) (HTTPTask, error) {
+// DecodeHTTPTask returns the HTTPTask stored as payload by AddHTTP, AddHTTPAfter or ReplaceHTTP.
+// For a payload that is not one it returns an error wrapping ErrNotHTTPTask; for a stored task
+// that fails the checks of AddHTTP (written by other code), the error of that check.
+func DecodeHTTPTask(payload []byte) (HTTPTask, error) {
 	var p httpPayload
 	if err := json.Unmarshal(payload, &p); err != nil {
-		return HTTPTask{}, fmt.Errorf("rediswheel: decode HTTP task: %w", err)
+		return HTTPTask{}, fmt.Errorf("%w: %v", ErrNotHTTPTask, err)
 	}
-	if p.Version != httpPayloadVersion {
-		return HTTPTask{}, fmt.Errorf("rediswheel: decode HTTP task: version %d, want %d", p.Version, httpPayloadVersion)
+	switch p.Version {
+	case httpPayloadVersion:
+	case 0:
+		return HTTPTask{}, fmt.Errorf("%w: no version field \"v\"", ErrNotHTTPTask)
+	default:
+		return HTTPTask{}, fmt.Errorf("%w: version %d, this code reads version %d", ErrNotHTTPTask, p.Version, httpPayloadVersion)
 	}
 	t := HTTPTask{URL: p.URL, Method: p.Method, Header: p.Header, Body: p.Body, Timeout: time.Duration(p.TimeoutNS)}
 	if err := t.validate(); err != nil {
 		return HTTPTask{}, err
 	}
 	return t, nil
-}
-
-func (t HTTPTask) validate() error {
-	u, err := url.Parse(t.URL)
-	switch {
-	case err != nil:
-		return fmt.Errorf("%w: %v", ErrInvalidURL, err)
-	case u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Errorf("%w: %q: scheme must be http or https", ErrInvalidURL, t.URL)
-	case u.Host == "":
-		return fmt.Errorf("%w: %q: no host", ErrInvalidURL, t.URL)
-	}
-	if !isToken(t.Method) {
-		return fmt.Errorf("%w: %q", ErrInvalidMethod, t.Method)
-	}
-	for name, values := range t.Header {
-		if !isToken(name) {
-			return fmt.Errorf("%w: name %q", ErrInvalidHeader, name)
-		}
-		switch http.CanonicalHeaderKey(name) {
-		case "Host", "Content-Length", "Transfer-Encoding":
-			// net/http derives these from URL and Body and would silently drop the task's values.
-			return fmt.Errorf("%w: %s is set from URL and Body", ErrInvalidHeader, name)
-		}
-		for _, v := range values {
-			if strings.ContainsAny(v, "\r\n\x00") {
-				return fmt.Errorf("%w: value of %s contains CR, LF or NUL", ErrInvalidHeader, name)
-			}
-		}
-	}
-	if t.Timeout < 0 {
-		return fmt.Errorf("%w: %v is negative", ErrInvalidTimeout, t.Timeout)
-	}
-	return nil
-}
-
-// isToken reports whether s is an RFC 9110 token (the grammar of methods and header names).
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // HTTPStatusError is the error a handler from HTTPHandler returns for a response that is not 2xx.
@@ -242,8 +210,12 @@ type httpHandler struct {
 //   - is done on a 2xx response;
 //   - is retried, as the queue's Backoff and MaxAttempts say, on 408, 429 and 5xx, on a network
 //     error and on a timeout;
-//   - is dead-lettered at once (Permanent) on any other status, and for a payload that is not a
-//     valid HTTPTask.
+//   - on 429 or 503 with a valid Retry-After header (seconds or an HTTP-date), returns
+//     RetryAfterError(delay, the HTTPStatusError) instead: the task runs again after that delay,
+//     at most MaxRetryAfter, without using up an attempt (see RetryAfter for the bound);
+//   - is dead-lettered at once (Permanent) on any other status, for a payload that is not an
+//     HTTPTask (ErrNotHTTPTask) or fails the checks of AddHTTP, and for a key AddHTTP would refuse
+//     (ErrKey: a task stored with Add whose key net/http cannot send as HeaderIdempotencyKey).
 //
 // A redirect is followed only to the same host and port, without a downgrade from https to http,
 // without a change of method (so 307 and 308 always, 301, 302 and 303 only for GET and HEAD), and at
@@ -283,8 +255,12 @@ func (h *httpHandler) checkRedirect(req *http.Request, via []*http.Request) erro
 }
 
 func (h *httpHandler) handle(ctx context.Context, task Task) error {
-	t, err := decodeHTTPTask(task.Payload)
+	t, err := DecodeHTTPTask(task.Payload)
 	if err != nil {
+		return Permanent(err)
+	}
+	if err := validateHTTPKey(task.Key); err != nil {
+		// Added with Add rather than AddHTTP: net/http would refuse it on every attempt.
 		return Permanent(err)
 	}
 	timeout := t.Timeout
@@ -337,8 +313,42 @@ func (h *httpHandler) handle(ctx context.Context, task Task) error {
 	} else {
 		err = statusErr
 	}
+	if code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable {
+		if d, ok := retryAfterHeader(resp.Header); ok {
+			return RetryAfterError(d, err)
+		}
+	}
 	if code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500 {
 		return err
 	}
 	return Permanent(err)
+}
+
+// retryAfterHeader reads the delay a response's Retry-After header asks for (RFC 9110, section
+// 10.2.3): delay-seconds, or an HTTP-date taken relative to the response's own Date header when it
+// has one, so that a receiver's clock ahead of ours does not stretch the wait, and to our clock
+// otherwise. A date in the past is 0; a delay too large for a Duration is MaxRetryAfter (which
+// RetryAfterError clamps to anyway). ok is false when the header is missing or malformed.
+func retryAfterHeader(h http.Header) (d time.Duration, ok bool) {
+	v := h.Get("Retry-After")
+	if v == "" {
+		return 0, false
+	}
+	// ParseUint takes digits only (no sign, no spaces), which is delay-seconds' grammar.
+	secs, err := strconv.ParseUint(v, 10, 64)
+	switch {
+	case err == nil && secs <= uint64(MaxRetryAfter/time.Second):
+		return time.Duration(secs) * time.Second, true
+	case err == nil || errors.Is(err, strconv.ErrRange):
+		return MaxRetryAfter, true
+	}
+	at, err := http.ParseTime(v)
+	if err != nil {
+		return 0, false
+	}
+	now := time.Now()
+	if date, err := http.ParseTime(h.Get("Date")); err == nil {
+		now = date
+	}
+	return max(at.Sub(now), 0), true
 }

@@ -54,6 +54,19 @@ func TestHTTPTaskValidation(t *testing.T) {
 		{"Host header", with(func(t *HTTPTask) { t.Header = http.Header{"host": {"other.example"}} }), ErrInvalidHeader},
 		{"Content-Length header", with(func(t *HTTPTask) { t.Header = http.Header{"Content-Length": {"3"}} }), ErrInvalidHeader},
 		{"negative timeout", with(func(t *HTTPTask) { t.Timeout = -time.Second }), ErrInvalidTimeout},
+		// Issue 9: each of these was stored, then failed on every attempt.
+		{"header value SOH", with(func(t *HTTPTask) { t.Header = http.Header{"X-A": {"a\x01b"}} }), ErrInvalidHeader},
+		{"header value DEL", with(func(t *HTTPTask) { t.Header = http.Header{"X-A": {"a\x7f"}} }), ErrInvalidHeader},
+		{"port above 65535", with(func(t *HTTPTask) { t.URL = "http://127.0.0.1:99999/" }), ErrInvalidURL},
+		{"port 65536", with(func(t *HTTPTask) { t.URL = "http://[::1]:65536/" }), ErrInvalidURL},
+		{"port 0", with(func(t *HTTPTask) { t.URL = "http://127.0.0.1:0/" }), ErrInvalidURL},
+		{"huge port", with(func(t *HTTPTask) { t.URL = "http://h:99999999999999999999999/" }), ErrInvalidURL},
+		{"host byte", with(func(t *HTTPTask) { t.URL = "http://a<b/" }), ErrInvalidURL},
+		{"colon in host", with(func(t *HTTPTask) { t.URL = "http://h:80:80/" }), ErrInvalidURL},
+		{"non-ASCII host", with(func(t *HTTPTask) { t.URL = "http://exämple.com/" }), ErrInvalidURL},
+		{"Upgrade", with(func(t *HTTPTask) { t.Header = http.Header{"Upgrade": {"websocket"}} }), ErrInvalidHeader},
+		{"Connection token", with(func(t *HTTPTask) { t.Header = http.Header{"Connection": {"X-A"}} }), ErrInvalidHeader},
+		{"two Connection values", with(func(t *HTTPTask) { t.Header = http.Header{"Connection": {"close"}, "connection": {"close"}} }), ErrInvalidHeader},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			added, err := q.AddHTTP(context.Background(), "k", tc.task, time.Now())
@@ -66,12 +79,35 @@ func TestHTTPTaskValidation(t *testing.T) {
 	}
 
 	for _, m := range []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "PURGE", "M-SEARCH", "get"} {
-		_, err := encodeHTTPTask(with(func(t *HTTPTask) { t.Method = m }))
+		_, err := encodeHTTPTask("k", with(func(t *HTTPTask) { t.Method = m }))
 		assert.NoError(t, err, m)
 	}
-	for _, u := range []string{"http://localhost/", "HTTPS://Example.COM", "http://[::1]:8080/a?b=c#d", "http://user:pw@h/"} {
-		_, err := encodeHTTPTask(with(func(t *HTTPTask) { t.URL = u }))
+	for _, u := range []string{"http://localhost/", "HTTPS://Example.COM", "http://[::1]:8080/a?b=c#d", "http://user:pw@h/",
+		"http://h:65535/", "http://h:0080/", "http://h:/", "http://xn--exmple-cua.com/", "http://[fe80::1%25eth0]:1/"} {
+		_, err := encodeHTTPTask("k", with(func(t *HTTPTask) { t.URL = u }))
 		assert.NoError(t, err, u)
+	}
+	for _, h := range []http.Header{
+		{"X-A": {"tab\there", "obs-text \xff\x80", "", "  padded  "}},
+		{"Connection": {"close"}}, {"connection": {"Keep-Alive"}}, {"Upgrade": {""}},
+	} {
+		_, err := encodeHTTPTask("k", with(func(t *HTTPTask) { t.Header = h }))
+		assert.NoError(t, err, "%q", h)
+	}
+
+	// The key is sent as the Idempotency-Key header, so it must be a header value that arrives
+	// as it is.
+	for _, key := range []string{"order\n1", "a\x7f", "a\rb", "a\x00", " lead", "trail\t"} {
+		added, err := q.AddHTTP(context.Background(), key, ok, time.Now())
+		require.ErrorIs(t, err, ErrKey, "%q", key)
+		assert.False(t, added)
+		_, err = q.AddHTTPAfter(context.Background(), key, ok, time.Second)
+		require.ErrorIs(t, err, ErrKey, "%q", key)
+		require.ErrorIs(t, q.ReplaceHTTP(context.Background(), key, ok, time.Now()), ErrKey, "%q", key)
+	}
+	for _, key := range []string{"order 1", "tab\tinside", "заказ-1", "a:b/c?d"} {
+		_, err := encodeHTTPTask(key, ok)
+		assert.NoError(t, err, "%q", key)
 	}
 }
 
@@ -83,37 +119,46 @@ func TestHTTPTaskEncoding(t *testing.T) {
 		Body:    []byte("{\"n\":1}\x00\xff"),
 		Timeout: 1500 * time.Microsecond,
 	}
-	payload, err := encodeHTTPTask(in)
+	payload, err := encodeHTTPTask("k", in)
 	require.NoError(t, err)
 
 	var raw map[string]any
 	require.NoError(t, json.Unmarshal(payload, &raw))
 	assert.Equal(t, float64(1), raw["v"], "the stored form carries its version")
 
-	out, err := decodeHTTPTask(payload)
+	out, err := DecodeHTTPTask(payload)
 	require.NoError(t, err)
 	assert.Equal(t, in, out)
 
-	for _, bad := range []string{"", "not json", `{"v":2,"url":"http://h/","method":"GET"}`, `{"url":"http://h/","method":"GET"}`,
-		`{"v":1,"url":"http://h/","method":"BAD METHOD"}`} {
-		_, err := decodeHTTPTask([]byte(bad))
-		assert.Error(t, err, bad)
+	for _, notHTTP := range []string{"", "not json", "null", "[1]", `"s"`, `{"order":42}`,
+		`{"v":2,"url":"http://h/","method":"GET"}`, `{"url":"http://h/","method":"GET"}`, `{"v":"1"}`} {
+		_, err := DecodeHTTPTask([]byte(notHTTP))
+		assert.ErrorIs(t, err, ErrNotHTTPTask, notHTTP)
+		assert.Contains(t, err.Error(), "not an HTTP task", notHTTP)
 	}
+	_, err = DecodeHTTPTask([]byte(`{"v":2,"url":"http://h/","method":"GET"}`))
+	assert.ErrorContains(t, err, "version 2, this code reads version 1")
+	_, err = DecodeHTTPTask([]byte(`{"v":1,"url":"http://h/","method":"BAD METHOD"}`))
+	assert.ErrorIs(t, err, ErrInvalidMethod, "an HTTP task, but one AddHTTP would have refused")
+	assert.NotErrorIs(t, err, ErrNotHTTPTask)
 }
 
 // sendHTTPTask runs h on a task made from ht, as Run would on its attempt-th delivery.
 func sendHTTPTask(t *testing.T, h Handler, key string, attempt int, ht HTTPTask) error {
 	t.Helper()
-	payload, err := encodeHTTPTask(ht)
+	payload, err := encodeHTTPTask(key, ht)
 	require.NoError(t, err)
 	return h(context.Background(), Task{Key: key, Payload: payload, Attempt: attempt, Due: time.Now()})
 }
 
 // httpOutcome classifies a handler's result as the queue would act on it.
 func httpOutcome(err error) string {
+	_, later := retryAfterOf(err)
 	switch {
 	case err == nil:
 		return "done"
+	case later:
+		return "later"
 	case IsPermanent(err):
 		return "dead"
 	default:
@@ -214,7 +259,7 @@ func TestHTTPHandlerTimeout(t *testing.T) {
 		assert.Contains(t, err.Error(), "timed out after 30ms")
 	})
 	t.Run("caller cancels", func(t *testing.T) {
-		payload, err := encodeHTTPTask(HTTPTask{URL: srv.URL, Method: "GET"})
+		payload, err := encodeHTTPTask("k", HTTPTask{URL: srv.URL, Method: "GET"})
 		require.NoError(t, err)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 		defer cancel()
@@ -239,6 +284,16 @@ func TestHTTPHandlerBadPayload(t *testing.T) {
 		err := h(context.Background(), Task{Key: "k", Payload: []byte(p), Attempt: 1})
 		assert.Equal(t, "dead", httpOutcome(err), "payload %q: %v", p, err)
 	}
+	err := h(context.Background(), Task{Key: "k", Payload: []byte(`{"order":42}`), Attempt: 1})
+	assert.Equal(t, "dead", httpOutcome(err))
+	assert.ErrorIs(t, err, ErrNotHTTPTask)
+
+	// A valid HTTP task stored by Add under a key net/http cannot send: dead at once, not retried.
+	payload, err := encodeHTTPTask("k", HTTPTask{URL: "http://127.0.0.1:1/", Method: "GET"})
+	require.NoError(t, err)
+	err = h(context.Background(), Task{Key: "order\n1", Payload: payload, Attempt: 1})
+	assert.Equal(t, "dead", httpOutcome(err), "%v", err)
+	assert.ErrorIs(t, err, ErrKey)
 }
 
 func TestHTTPHandlerBoundedBody(t *testing.T) {

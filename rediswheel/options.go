@@ -100,6 +100,8 @@ type Options struct {
 	// "host:pid:xxxx", the host name, pid and 4 random hex digits; at most
 	// 256 bytes).
 	WorkerID string
+	// Observer, if set, receives the Queue's events: see Observer.
+	Observer Observer
 }
 
 // DefaultBackoff is exponential with full jitter: a uniformly random delay in

@@ -14,13 +14,29 @@ const MaxRetryAfter = 24 * time.Hour
 // Retry-After), not one that failed. d is clamped to [0, MaxRetryAfter]. The
 // number of such postponements per task is bounded (see Handler); past the
 // bound a RetryAfter counts as a failed attempt.
-func RetryAfter(d time.Duration) error {
-	return &retryAfterError{d: min(max(d, 0), MaxRetryAfter)}
+func RetryAfter(d time.Duration) error { return RetryAfterError(d, nil) }
+
+// RetryAfterError is RetryAfter with the error that made the handler wait:
+// it is in the returned error's message and chain (errors.Is, errors.As), so
+// it is the task's last error. HTTPHandler wraps its HTTPStatusError so.
+// RetryAfterError(d, nil) is RetryAfter(d).
+func RetryAfterError(d time.Duration, cause error) error {
+	return &retryAfterError{d: min(max(d, 0), MaxRetryAfter), cause: cause}
 }
 
-type retryAfterError struct{ d time.Duration }
+type retryAfterError struct {
+	d     time.Duration
+	cause error // nil for RetryAfter
+}
 
-func (e *retryAfterError) Error() string { return fmt.Sprintf("rediswheel: retry after %v", e.d) }
+func (e *retryAfterError) Error() string {
+	if e.cause == nil {
+		return fmt.Sprintf("rediswheel: retry after %v", e.d)
+	}
+	return fmt.Sprintf("rediswheel: retry after %v: %v", e.d, e.cause)
+}
+
+func (e *retryAfterError) Unwrap() error { return e.cause }
 
 // retryAfterOf reports the delay of a RetryAfter error anywhere in err's chain.
 func retryAfterOf(err error) (time.Duration, bool) {

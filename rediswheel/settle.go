@@ -84,7 +84,7 @@ func (r *runner) settleLoop() {
 			for len(os) > 0 {
 				k := min(len(os), maxBatch)
 				ctx, cancel := context.WithTimeout(r.bgctx, finalTimeout)
-				if _, err := r.q.settle(ctx, shard, os[:k]); err != nil {
+				if _, err := r.q.observedSettle(ctx, shard, os[:k]); err != nil {
 					r.report("settle", err)
 				}
 				cancel()

@@ -66,5 +66,5 @@ func (r *runner) expire(d *delivery, limit time.Duration) {
 	}
 	// heartbeat stops extending the lease; the settle gives the task up.
 	r.unlease(d)
-	r.outcomes <- r.outcomeOf(d, fmt.Errorf("%w after %v", ErrHandlerTimeout, limit)) // never blocks: one slot, one place
+	r.outcomes <- r.q.observeFinished(r.outcomeOf(d, fmt.Errorf("%w after %v", ErrHandlerTimeout, limit))) // never blocks: one slot, one place
 }

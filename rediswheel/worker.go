@@ -182,6 +182,7 @@ type delivery struct {
 	token  string
 	task   Task
 	policy taskPolicy // the task's own policy, read by claim
+	began  time.Time  // when claim's reply came; set only for an Observer
 	cancel context.CancelCauseFunc
 	// settling is set by whichever of the handler's return and its timeout
 	// comes first: that one alone sends the delivery's outcome.
@@ -220,7 +221,7 @@ func (r *runner) poll(ctx context.Context) error {
 				break
 			}
 			limit := min(free, maxBatch)
-			c, err := q.claim(ctx, shard, limit, q.opts.Lease)
+			c, err := q.observedClaim(ctx, shard, limit, q.opts.Lease)
 			if err != nil {
 				if ctx.Err() == nil {
 					if unrecoverable(err) {
@@ -325,7 +326,7 @@ func (r *runner) start(d *delivery) {
 			return
 		}
 		r.unlease(d)
-		r.outcomes <- r.outcomeOf(d, err) // never blocks: one slot, one place
+		r.outcomes <- r.q.observeFinished(r.outcomeOf(d, err)) // never blocks: one slot, one place
 	}()
 }
 

@@ -1,0 +1,91 @@
+package rwmetrics
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/go-timingwheel/timingwheel/rediswheel"
+)
+
+// The tests need a Redis server at REDISWHEEL_ADDR, as rediswheel's own do
+// (see its main_test.go): without it they are skipped, unless
+// REDISWHEEL_REQUIRE=1.
+func TestMain(m *testing.M) {
+	// go-redis keeps probing a refused address once a second, even past
+	// Close, until its next wake-up: the client's goroutine, not ours.
+	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9/internal/pool.(*ConnPool).tryDial"))
+}
+
+func envOrSkip(t testing.TB, name string) string {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		if os.Getenv("REDISWHEEL_REQUIRE") == "1" {
+			t.Fatalf("%s is unset and REDISWHEEL_REQUIRE=1", name)
+		}
+		t.Skipf("%s is unset: no Redis server for this test", name)
+	}
+	return v
+}
+
+// standalone returns a client of the REDISWHEEL_ADDR server, closed when t ends.
+func standalone(t testing.TB) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: envOrSkip(t, "REDISWHEEL_ADDR")})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// cluster returns a client of the REDISWHEEL_CLUSTER_ADDRS cluster.
+func cluster(t testing.TB) *redis.ClusterClient {
+	addrs := strings.Split(envOrSkip(t, "REDISWHEEL_CLUSTER_ADDRS"), ",")
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
+
+// uniqueNamespace is a fresh namespace named after t, whose keys are deleted
+// when t ends. It finds them by their hash tag, "{namespace.shard}" (see
+// rediswheel's doc.go).
+func uniqueNamespace(t testing.TB, c redis.UniversalClient) string {
+	var b [4]byte
+	rand.Read(b[:])
+	ns := "rwmetrics." + unsafeChars.ReplaceAllString(t.Name(), "_") + "." + hex.EncodeToString(b[:])
+	t.Cleanup(func() {
+		// SCAN, not KEYS: the servers are shared and may hold many keys.
+		del := func(ctx context.Context, node *redis.Client) error {
+			it := node.Scan(ctx, 0, "{"+ns+".*", 1000).Iterator()
+			for it.Next(ctx) {
+				node.Del(ctx, it.Val())
+			}
+			return it.Err()
+		}
+		ctx := context.Background()
+		switch c := c.(type) {
+		case *redis.ClusterClient:
+			c.ForEachMaster(ctx, del)
+		case *redis.Client:
+			del(ctx, c)
+		}
+	})
+	return ns
+}
+
+// newQueue returns a Queue on namespace ns, observed by m.
+func newQueue(t testing.TB, c redis.UniversalClient, ns string, m *Metrics, opts rediswheel.Options) *rediswheel.Queue {
+	t.Helper()
+	opts.Namespace, opts.Observer = ns, m.Observer()
+	q, err := rediswheel.New(c, opts)
+	require.NoError(t, err)
+	return q
+}

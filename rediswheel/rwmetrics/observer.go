@@ -1,0 +1,76 @@
+package rwmetrics
+
+import (
+	"github.com/go-timingwheel/timingwheel/rediswheel"
+)
+
+// Observer returns the rediswheel.Observer that feeds m: set it as the
+// Options.Observer of the namespace's Queues. Each event costs a few atomic
+// additions.
+func (m *Metrics) Observer() rediswheel.Observer { return observer{m} }
+
+// observer is Metrics seen as a rediswheel.Observer; a type of its own, so
+// that the Observer methods are not part of Metrics' API.
+type observer struct{ m *Metrics }
+
+// The label values, created at New so that every series exists from the
+// first scrape, at zero.
+var (
+	addModes       = []string{"add", "replace"}
+	settleResults  = []string{"done", "retried", "dead", "cancelled", "released", "postponed", "rejected"}
+	errorOps       = []string{string(rediswheel.OpAdd), string(rediswheel.OpClaim), string(rediswheel.OpSettle), string(rediswheel.OpExtend), "stats"}
+	handlerResults = []string{"done", "retry", "dead", "release", "later"}
+)
+
+func (o observer) TasksAdded(e rediswheel.AddEvent) {
+	mode := "add"
+	if e.Replace {
+		mode = "replace"
+	}
+	o.m.added.WithLabelValues(mode).Add(float64(e.Stored))
+}
+
+// Claimed times successful round trips only: a failed one is counted by
+// RedisError, and its time (often a timeout) says nothing of Redis's speed.
+func (o observer) Claimed(e rediswheel.ClaimEvent) {
+	if e.Err == nil {
+		o.m.claim.Observe(e.Duration.Seconds())
+	}
+}
+
+func (o observer) DeliveryStarted(e rediswheel.StartEvent) {
+	o.m.fired.Inc()
+	o.m.lateness.Observe(e.Lateness.Seconds())
+}
+
+func (o observer) HandlerFinished(e rediswheel.FinishEvent) {
+	h, ok := o.m.handlerBy[e.Outcome]
+	if !ok { // an outcome newer than this package
+		h = o.m.handler.WithLabelValues(e.Outcome)
+	}
+	h.Observe(e.Duration.Seconds())
+}
+
+func (o observer) Settled(e rediswheel.SettleEvent) {
+	if e.Err != nil {
+		return // counted by RedisError
+	}
+	o.m.settle.Observe(e.Duration.Seconds())
+	results := [...]struct {
+		name string
+		n    int
+	}{{"done", e.Done}, {"retried", e.Retried}, {"dead", e.Dead}, {"cancelled", e.Cancelled}, {"released", e.Released}, {"postponed", e.Postponed}, {"rejected", e.Rejected}}
+	for _, r := range results {
+		if r.n > 0 {
+			o.m.settled.WithLabelValues(r.name).Add(float64(r.n))
+		}
+	}
+}
+
+func (o observer) DeadTrimmed(e rediswheel.TrimEvent) {
+	o.m.trimmed.Add(float64(e.Tasks))
+}
+
+func (o observer) RedisError(e rediswheel.RedisErrorEvent) {
+	o.m.errors.WithLabelValues(string(e.Op)).Inc()
+}
