@@ -77,7 +77,7 @@
 //	{ns.i}:lease  ZSET  task key -> lease deadline ms   tasks in flight
 //	{ns.i}:dead   ZSET  task key -> ms it died          dead tasks, capped at MaxDead
 //	{ns.i}:kept   ZSET  task key -> ms retention ends   finished tasks kept (Retention), capped at MaxRetained
-//	{ns.i}:body   HASH  task key -> payload             every task's payload
+//	{ns.i}:body   HASH  task key -> payload             every task's payload ("" once retained)
 //	{ns.i}:ctl    HASH  <letter>|<task key> -> value    per-task fields, below, and the shard's
 //	                                                    #token (fencing counter), #paused (Pause)
 //
