@@ -13,8 +13,14 @@ import (
 // Add schedules a task under key to be delivered once Redis's clock reaches
 // at, rounded up to the millisecond; a past at is due at once. It is
 // idempotent by key: if key is already scheduled, waiting for a retry, in
-// flight or dead, Add changes nothing and returns false. A successful Add is
-// acknowledged by Redis, so it is as durable as the server's persistence.
+// flight, dead or retained (Options.Retention), Add changes nothing and
+// returns false. A successful Add is acknowledged by Redis, so it is as
+// durable as the server's persistence.
+//
+// opts set the task's own type, timeout, attempts and backoff, stored with it
+// (see TaskOption); a bad one makes Add return an error wrapping
+// ErrTaskOption and store nothing. A refused Add (false) keeps the existing
+// task's options.
 //
 // Adds made concurrently on one Queue share round trips: while one is on its
 // way to Redis, those that arrive wait and then go out together, one script
@@ -22,36 +28,63 @@ import (
 // and less Redis time than one call each. If ctx
 // ends before the reply, Add returns ctx's error and the task may or may not
 // have been stored.
-func (q *Queue) Add(ctx context.Context, key string, payload []byte, at time.Time) (added bool, err error) {
-	status, err := q.add(ctx, addRequest{mode: "nx", base: "abs", key: key, payload: payload, at: unixMilliCeil(at)})
-	return status == 1, err
+func (q *Queue) Add(ctx context.Context, key string, payload []byte, at time.Time, opts ...TaskOption) (added bool, err error) {
+	status, err := q.add(ctx, addRequest{mode: addNX, base: baseAbs, key: key, payload: payload, at: unixMilliCeil(at)}, opts)
+	return status == addStored, err
 }
 
 // AddAfter is Add with a due time of delay after Redis's clock at the moment
 // the task is stored, so the caller's clock does not matter.
-func (q *Queue) AddAfter(ctx context.Context, key string, payload []byte, delay time.Duration) (added bool, err error) {
-	status, err := q.add(ctx, addRequest{mode: "nx", base: "rel", key: key, payload: payload, at: durationMilliCeil(delay)})
-	return status == 1, err
+func (q *Queue) AddAfter(ctx context.Context, key string, payload []byte, delay time.Duration, opts ...TaskOption) (added bool, err error) {
+	status, err := q.add(ctx, addRequest{mode: addNX, base: baseRel, key: key, payload: payload, at: durationMilliCeil(delay)}, opts)
+	return status == addStored, err
 }
 
-// Replace stores the task under key with a new payload and due time, whether
-// or not it existed; a scheduled, retrying or dead task starts over with no
-// attempts. A task in flight is left alone and Replace returns an error
-// wrapping ErrInFlight.
-func (q *Queue) Replace(ctx context.Context, key string, payload []byte, at time.Time) error {
-	status, err := q.add(ctx, addRequest{mode: "replace", base: "abs", key: key, payload: payload, at: unixMilliCeil(at)})
-	if err == nil && status == -1 {
+// Replace stores the task under key with a new payload, due time and options
+// (none given: the Queue's), whether or not it existed; a scheduled,
+// retrying, dead or retained task starts over with no attempts and no
+// delivery history. A task in flight is left alone and Replace returns an
+// error wrapping ErrInFlight.
+func (q *Queue) Replace(ctx context.Context, key string, payload []byte, at time.Time, opts ...TaskOption) error {
+	status, err := q.add(ctx, addRequest{mode: addReplace, base: baseAbs, key: key, payload: payload, at: unixMilliCeil(at)}, opts)
+	if err == nil && status == addInFlight {
 		err = fmt.Errorf("%w: %q", ErrInFlight, key)
 	}
 	return err
 }
 
-// An Item is one task for AddBatch.
+// An Item is one task for AddBatch, with Add's arguments.
 type Item struct {
 	Key     string
 	Payload []byte
 	At      time.Time
+	Options []TaskOption
 }
+
+// addMode says what add.lua does with a key that exists; lua/add.lua spells
+// the same names and rejects any other.
+type addMode string
+
+const (
+	addNX      addMode = "nx"      // store only a new key (Add)
+	addReplace addMode = "replace" // overwrite any key not in flight (Replace)
+)
+
+// timeBase says what a task's time argument to add.lua counts from; the
+// script rejects any other.
+type timeBase string
+
+const (
+	baseAbs timeBase = "abs" // Unix ms
+	baseRel timeBase = "rel" // ms after Redis's clock when the script runs
+)
+
+// The add script's status per task (lua/add.lua).
+const (
+	addInFlight = -1 // replace: the key is in flight, nothing changed
+	addExists   = 0  // nx: the key exists in some state, nothing changed
+	addStored   = 1
+)
 
 const (
 	// maxAddBatch caps the tasks of one add script call: each costs about a
@@ -71,21 +104,26 @@ const (
 // Each script call is atomic, the batch as a whole is not: on error, any
 // subset of the items may have been stored. Calling AddBatch again is safe,
 // but reports the items stored the first time as not added. It checks every
-// key before storing any, and returns an error wrapping ErrKey if one is bad.
+// key and option before storing any, and returns an error wrapping ErrKey or
+// ErrTaskOption if one is bad.
 func (q *Queue) AddBatch(ctx context.Context, items []Item) (added []bool, err error) {
 	reqs := make([]*addRequest, len(items))
 	for i, it := range items {
 		if err := checkKey(it.Key); err != nil {
 			return nil, err
 		}
-		reqs[i] = &addRequest{mode: "nx", base: "abs", key: it.Key, payload: it.Payload, at: unixMilliCeil(it.At)}
+		p, err := policyOf(it.Options)
+		if err != nil {
+			return nil, fmt.Errorf("%w (item %d, key %q)", err, i, it.Key)
+		}
+		reqs[i] = &addRequest{mode: addNX, base: baseAbs, key: it.Key, payload: it.Payload, at: unixMilliCeil(it.At), policy: encodePolicy(p)}
 	}
 	q.sendAdds(ctx, reqs)
 	added = make([]bool, len(items))
 	var errs []error
 	seen := map[error]bool{} // the tasks of a failed call share its error
 	for i, r := range reqs {
-		added[i] = r.status == 1
+		added[i] = r.status == addStored
 		if r.err != nil && !seen[r.err] {
 			seen[r.err] = true
 			errs = append(errs, r.err)
@@ -96,14 +134,15 @@ func (q *Queue) AddBatch(ctx context.Context, items []Item) (added []bool, err e
 
 // An addRequest is one task on its way to the add script.
 type addRequest struct {
-	mode    string // nx or replace
-	base    string // abs: at is Unix ms; rel: at is ms after Redis's now
+	mode    addMode
+	base    timeBase
 	key     string
 	payload []byte
-	at      int64
+	at      int64  // ms, counted from base
+	policy  string // the task record's tail: see encodePolicy
 
 	// Set by sendAdds.
-	status int64 // the script's status for the task: see lua/add.lua
+	status int64 // addStored, addExists or addInFlight
 	err    error
 
 	// For a coalesced Add (see adder), each closed at most once.
@@ -128,10 +167,19 @@ type adder struct {
 	pending []*addRequest // FIFO
 }
 
-// add runs one request through the adder and returns its status.
-func (q *Queue) add(ctx context.Context, r addRequest) (int64, error) {
+// add runs one request, with the task options opts, through the adder and
+// returns its status.
+func (q *Queue) add(ctx context.Context, r addRequest, opts []TaskOption) (int64, error) {
 	if err := checkKey(r.key); err != nil {
 		return 0, err
+	}
+	r.policy = noPolicy
+	if len(opts) > 0 {
+		p, err := policyOf(opts)
+		if err != nil {
+			return 0, err
+		}
+		r.policy = encodePolicy(p)
 	}
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -211,6 +259,10 @@ func (q *Queue) leadAdds(ctx context.Context, r *addRequest) (int64, error) {
 	}
 }
 
+// addStride is the arguments per task of an add call: key, time, payload,
+// policy (lua/add.lua).
+const addStride = 4
+
 // An addCall is one add script call: tasks of one shard, mode and base.
 type addCall struct {
 	shard int
@@ -223,8 +275,9 @@ type addCall struct {
 // status and err. Requests that share a failed call share its error value.
 func (q *Queue) sendAdds(ctx context.Context, reqs []*addRequest) {
 	type group struct {
-		shard      int
-		mode, base string
+		shard int
+		mode  addMode
+		base  timeBase
 	}
 	var calls []*addCall
 	open := map[group]*addCall{}
@@ -273,10 +326,10 @@ func (q *Queue) sendAdds(ctx context.Context, reqs []*addRequest) {
 // goes out on its own), and leaves each reply in its cmd.
 func (q *Queue) runAdds(ctx context.Context, calls []*addCall) {
 	args := func(c *addCall) []any {
-		a := make([]any, 0, 2+3*len(c.reqs))
-		a = append(a, c.reqs[0].mode, c.reqs[0].base)
+		a := make([]any, 0, 2+addStride*len(c.reqs))
+		a = append(a, string(c.reqs[0].mode), string(c.reqs[0].base))
 		for _, r := range c.reqs {
-			a = append(a, r.key, r.at, r.payload)
+			a = append(a, r.key, r.at, r.payload, r.policy)
 		}
 		return a
 	}

@@ -65,3 +65,29 @@ func BenchmarkEndToEnd(b *testing.B) {
 		b.Fatalf("ran %d tasks of %d", ran.Load(), b.N)
 	}
 }
+
+// BenchmarkAddLone measures a lone Add, one round trip and one script call
+// of one task, with no options and with all four, from one goroutine: the
+// cost a caller adding one task at a time pays.
+func BenchmarkAddLone(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		opts []TaskOption
+	}{
+		{"plain", nil},
+		{"options", []TaskOption{TaskType("mail"), TaskTimeout(time.Minute), TaskMaxAttempts(5), TaskBackoff(time.Second, time.Hour)}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			q := newQueue(b, standalone(b), Options{})
+			ctx := context.Background()
+			at := time.Now().Add(time.Hour)
+			b.ResetTimer()
+			for i := range b.N {
+				added, err := q.Add(ctx, strconv.Itoa(i), []byte("payload"), at, bc.opts...)
+				if err != nil || !added {
+					b.Fatalf("Add %d: %v, %v", i, added, err)
+				}
+			}
+		})
+	}
+}

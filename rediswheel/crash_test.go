@@ -79,11 +79,16 @@ func TestWorkerKilledMidBatch(t *testing.T) {
 	t.Logf("victim killed holding %d leases, after finishing %d tasks", held, doneByVictim)
 	require.NotZero(t, held)
 	deadlines := map[string]time.Time{} // the victim's leases
+	confirmed := map[string]bool{}      // ... that a heartbeat of the victim confirmed
 	for _, keys := range q.keys {
 		zs, err := c.ZRangeWithScores(ctx, keys[1], 0, -1).Result()
 		require.NoError(t, err)
 		for _, z := range zs {
-			deadlines[z.Member.(string)] = time.UnixMilli(int64(z.Score))
+			k := z.Member.(string)
+			deadlines[k] = time.UnixMilli(int64(z.Score))
+			unconfirmed, err := c.HExists(ctx, keys[4], "u|"+k).Result()
+			require.NoError(t, err)
+			confirmed[k] = !unconfirmed
 		}
 	}
 
@@ -103,13 +108,17 @@ func TestWorkerKilledMidBatch(t *testing.T) {
 	redelivered := 0
 	for _, tk := range rec.tasks() {
 		if deadline, ok := deadlines[tk.Key]; ok {
-			assert.Equal(t, 2, tk.Attempt, "%s: the victim's delivery counts", tk.Key)
+			// A delivery the victim never confirmed by a heartbeat may have
+			// been a lost claim reply: it is not counted (maxUnconfirmed).
+			if confirmed[tk.Key] {
+				assert.Equal(t, 2, tk.Attempt, "%s: the victim's confirmed delivery counts", tk.Key)
+			} else {
+				assert.Equal(t, 1, tk.Attempt, "%s: the victim's unconfirmed delivery does not count", tk.Key)
+			}
 			assert.False(t, tk.Due.Before(deadline), "%s redelivered at %v, before its lease ran out at %v", tk.Key, tk.Due, deadline)
-		}
-		if tk.Attempt > 1 {
 			redelivered++
 		}
 	}
-	assert.GreaterOrEqual(t, int64(redelivered), held, "every lease the victim held comes back as a second attempt")
+	assert.GreaterOrEqual(t, int64(redelivered), held, "every lease the victim held comes back")
 	t.Logf("all %d tasks done %v after the kill", n, redisTime(t, c).Sub(killedAt).Round(time.Millisecond))
 }

@@ -50,9 +50,13 @@
 //   - Fenced. Each delivery has a token; an ack, retry or heartbeat with any
 //     other token is rejected, so a stale worker cannot finish a task another
 //     worker owns.
-//   - Bounded. Retries back off (Options.Backoff), a task dies after
-//     Options.MaxAttempts deliveries or a Permanent error, and each shard
-//     keeps at most Options.MaxDead dead tasks.
+//   - Bounded. Retries back off (Options.Backoff, or the task's
+//     TaskBackoff), a task dies after Options.MaxAttempts deliveries (or its
+//     TaskMaxAttempts) or a Permanent error, and each shard keeps at most
+//     Options.MaxDead dead tasks. A lease that runs out before any heartbeat
+//     or settle of its delivery reached Redis may have been a lost claim
+//     reply, so it is not counted, up to 3 in a row: a task that crashes its
+//     worker every time still dies, at most 3 deliveries later.
 //
 // Not guaranteed: order between tasks due at the same time; exactly-once
 // (use the key to de-duplicate); prompt delivery of an earlier task added by
@@ -63,29 +67,72 @@
 //
 // # Key layout
 //
-// A namespace ns with N shards uses 5 keys per shard i, all with the hash
+// A namespace ns with N shards uses 6 keys per shard i, all with the hash
 // tag {ns.i}, so that each script touches one cluster slot and the shards of
 // a namespace spread over the masters. Scripts receive every key in KEYS;
 // none is built inside Lua.
 //
-//	key           type  members / fields                    holds
-//	{ns.i}:due    ZSET  task key -> due ms                 scheduled tasks and waiting retries
-//	{ns.i}:lease  ZSET  task key -> lease deadline ms      tasks in flight
-//	{ns.i}:dead   ZSET  task key -> ms it died             dead tasks, capped at MaxDead
-//	{ns.i}:body   HASH  task key -> payload                every task's payload
-//	{ns.i}:ctl    HASH  a|key attempts, t|key token,       per-task control state, and
-//	                    x|key cancel requested,            the shard's token counter
-//	                    e|key last error, #token
+//	key           type  members / fields                 holds
+//	{ns.i}:due    ZSET  task key -> due ms              scheduled tasks and waiting retries
+//	{ns.i}:lease  ZSET  task key -> lease deadline ms   tasks in flight
+//	{ns.i}:dead   ZSET  task key -> ms it died          dead tasks, capped at MaxDead
+//	{ns.i}:kept   ZSET  task key -> ms retention ends   finished tasks kept (Retention), capped at MaxRetained
+//	{ns.i}:body   HASH  task key -> payload             every task's payload ("" once retained)
+//	{ns.i}:ctl    HASH  <letter>|<task key> -> value    per-task fields, below, and the shard's
+//	                                                    #token (fencing counter), #paused (Pause)
 //
-// A task is in exactly one of due, lease and dead, and has a field in body
-// exactly while it is in one of them, so Add tests "exists in any state" and
-// stores the payload with one HSETNX. The shard of a key is
-// fnv32a(key) mod N, so every process on a namespace must use the same
-// Options.Shards; changing it strands existing tasks.
+// The per-task fields of ctl:
+//
+//	m|key  task record, written by Add and Replace:
+//	       "added ms|original due ms|payload bytes|timeout ms|max attempts|backoff base ms|backoff limit ms|type"
+//	       (0: the Queue's; the type last, it may hold '|')
+//	a|key  attempts counted         t|key  current fencing token
+//	x|key  cancel requested         e|key  last error
+//	c|key  current delivery, "attempt|start ms|worker id", written by claim
+//	h|key  delivery history, JSON [[attempt, worker, start ms, end ms, outcome, error], ...],
+//	       oldest first, at most HistoryLen
+//	f|key  finished record of a retained task, "done|ms" or "cancelled|ms"
+//	r|key  RetryAfter postponements used
+//	u|key  claims in a row no heartbeat or settle confirmed (lost replies)
+//
+// A task is in exactly one of due, lease, dead and kept, and has a field in
+// body exactly while it is in one of them, so Add tests "exists in any
+// state" (a retained task included: the uniqueness window) and stores the
+// payload with one HSETNX. The shard of a key is fnv32a(key) mod N, so every
+// process on a namespace must use the same Options.Shards; changing it
+// strands existing tasks.
+//
+// # Task states
+//
+// A task's state is the key that holds it: scheduled or retrying in due
+// (retrying once an attempt has failed), in flight in lease, dead in dead,
+// done or cancelled in kept (only with Options.Retention; without it a
+// finished task is deleted at once, with every field). Each move is one
+// script, named after the Go call that drives it:
+//
+//	from                          to                     script      when
+//	(none)                        scheduled              add         Add, AddAfter, AddBatch, Replace
+//	any but in flight             scheduled              add         Replace: attempts, history and errors start over
+//	scheduled, retrying           same, new due time     reschedule  Reschedule
+//	scheduled, retrying           in flight              claim       due by the Redis clock, shard not paused
+//	in flight                     done (or gone)         settle      handler returned nil
+//	in flight                     retrying               settle      error with attempts left; RetryAfter (not counted)
+//	in flight                     scheduled, due now     settle      Run stopping: released, attempt not counted
+//	in flight                     dead                   settle      Permanent error, or out of attempts
+//	in flight                     retrying, due now      claim       lease expired with attempts left (reaper)
+//	in flight                     dead                   claim       lease expired, out of attempts
+//	in flight                     cancelled (or gone)    settle      after Cancel marked it (x|), whatever the handler returned
+//	in flight                     cancelled (or gone)    claim       after Cancel marked it, lease expired
+//	scheduled, retrying, dead     cancelled (or gone)    cancel      Cancel
+//	in flight                     in flight, marked x|   cancel      Cancel: its handler's context is cancelled
+//	dead                          scheduled, due now     requeue     Requeue: attempts start over
+//	dead                          gone                   settle, claim  over MaxDead, oldest first, 16 per call
+//	done, cancelled               gone                   settle, cancel  retention over, or over MaxRetained
 //
 // # Costs
 //
-// An Add is one script call: HSETNX of the payload, ZADD of the due time.
+// An Add is one script call: HSETNX of the payload, ZADD of the due time,
+// HSET of the task record (one of each per call, whatever its tasks).
 // Adds made concurrently on one Queue share pipelines; AddBatch sends one
 // script call per shard for up to 256 tasks. Measured against asynq on a
 // 2-vCPU VM shared with other work, Redis 7.0 on loopback, medians of three

@@ -133,28 +133,19 @@ func decodeInfo(v []any) (*TaskInfo, error) {
 	return info, nil
 }
 
-// decodeRecord fills info from a task record, the ctl field m| that
-// lua/add.lua writes at every Add and Replace:
-// "<added ms>|<original due ms>|<payload bytes>|<timeout ms>|<max attempts>|<backoff base ms>|<backoff limit ms>|<type>",
-// 0 for a field not set. The type comes last and may itself hold '|'.
+// decodeRecord fills info from a task record, the ctl field m| (parsed by
+// parseRecord, record.go, which knows its format).
 func decodeRecord(info *TaskInfo, m string) error {
-	parts := strings.SplitN(m, "|", 8)
-	if len(parts) != 8 {
-		return fmt.Errorf("%d fields", len(parts))
+	r, err := parseRecord(m)
+	if err != nil {
+		return err
 	}
-	var n [7]int64
-	for i := range n {
-		var err error
-		if n[i], err = strconv.ParseInt(parts[i], 10, 64); err != nil {
-			return err
-		}
-	}
-	info.Added, info.OriginalDue = msTime(n[0]), msTime(n[1])
+	info.Added, info.OriginalDue = msTime(r.added), msTime(r.originalDue)
 	// The record's size holds even if a retained task's payload was dropped.
-	info.PayloadSize = int(n[2])
-	info.Timeout = time.Duration(n[3]) * time.Millisecond
-	info.MaxAttempts = int(n[4])
-	info.Type = parts[7]
+	info.PayloadSize = int(r.payloadSize)
+	info.Timeout = r.policy.timeout
+	info.MaxAttempts = r.policy.maxAttempts
+	info.Type = r.policy.typ
 	return nil
 }
 

@@ -2,6 +2,8 @@ package rediswheel
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"os"
 	"strings"
 	"time"
 )
@@ -26,6 +28,7 @@ const (
 	// MaxHistoryLen caps Options.HistoryLen: settle rewrites a task's whole
 	// history (JSON) at every delivery, so its cost grows with the length.
 	MaxHistoryLen = 1000
+	maxWorkerID   = 256
 )
 
 // Options configures a Queue. The zero value of each field means its default.
@@ -94,7 +97,8 @@ type Options struct {
 	// MaxHistoryLen).
 	HistoryLen int
 	// WorkerID names this process's deliveries in task histories (default
-	// host name, pid and a random suffix).
+	// "host:pid:xxxx", the host name, pid and 4 random hex digits; at most
+	// 256 bytes).
 	WorkerID string
 	// Observer, if set, receives the Queue's events: see Observer.
 	Observer Observer
@@ -126,6 +130,7 @@ func (o Options) withDefaults() (Options, error) {
 		{o.HistoryLen < 0 || o.HistoryLen > MaxHistoryLen, fmt.Sprintf("HistoryLen %d (want 0..%d)", o.HistoryLen, MaxHistoryLen)},
 		{o.HandlerTimeout < 0, fmt.Sprintf("HandlerTimeout %v", o.HandlerTimeout)},
 		{o.ShutdownGrace < 0, fmt.Sprintf("ShutdownGrace %v", o.ShutdownGrace)},
+		{len(o.WorkerID) > maxWorkerID, fmt.Sprintf("WorkerID of %d bytes (at most %d)", len(o.WorkerID), maxWorkerID)},
 	}
 	for _, c := range check {
 		if c.bad {
@@ -156,6 +161,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Backoff == nil {
 		o.Backoff = DefaultBackoff
 	}
+	if o.WorkerID == "" {
+		o.WorkerID = defaultWorkerID()
+	}
 	return o, nil
 }
 
@@ -164,4 +172,15 @@ func checkKey(key string) error {
 		return fmt.Errorf("%w: length %d (want 1..%d)", ErrKey, len(key), MaxKeyLen)
 	}
 	return nil
+}
+
+// defaultWorkerID is "host:pid:xxxx": the host and pid find the process, the
+// random suffix tells apart Queues of one process and a pid reused after a
+// restart.
+func defaultWorkerID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown"
+	}
+	return fmt.Sprintf("%s:%d:%04x", host, os.Getpid(), rand.N(1<<16))
 }

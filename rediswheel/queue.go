@@ -133,16 +133,22 @@ func (q *Queue) removeSleeper(s *sleeper) {
 // unixMilliCeil is t in Unix milliseconds rounded up, so that a task is never
 // due before t. Times before 1970 become 0 (due at once); times past year
 // 285,000 become 2^53 ms, the last millisecond a Redis score holds exactly.
+// Both ends are tested before t.UnixMilli, which wraps around for times
+// beyond about 292 million years either side of 1970: a time that far back
+// would otherwise come out as "never".
 func unixMilliCeil(t time.Time) int64 {
 	const maxExact = 1 << 53
 	if t.After(time.UnixMilli(maxExact)) {
 		return maxExact
 	}
+	if !t.After(time.UnixMilli(0)) {
+		return 0
+	}
 	ms := t.UnixMilli()
 	if t.After(time.UnixMilli(ms)) {
 		ms++
 	}
-	return max(ms, 0)
+	return ms
 }
 
 func durationMilliCeil(d time.Duration) int64 {

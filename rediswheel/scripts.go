@@ -9,7 +9,7 @@ import (
 
 // The Lua scripts live in lua/, one per operation; each is prefixed with
 // lua/keys.lua and, all but add, with the helpers of lua/common.lua. Every
-// script takes the five keys of one shard (see shardKeys) and reads the clock
+// script takes the six keys of one shard (see shardKeys) and reads the clock
 // with TIME, so it is atomic, runs on one cluster slot, and does work bounded
 // by its arguments.
 //

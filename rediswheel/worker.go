@@ -35,8 +35,14 @@ type Handler func(ctx context.Context, t Task) error
 type Task struct {
 	Key     string
 	Payload []byte
-	// Attempt counts deliveries, from 1. A crash or a lost lease counts; a
-	// delivery released because Run was stopping does not.
+	// Attempt counts deliveries, from 1. A crash or a lost lease counts once
+	// a heartbeat or a settle of that delivery reached Redis; a delivery
+	// released because Run was stopping does not. A lease that runs out
+	// with no heartbeat or settle may have been a claim whose reply was lost
+	// (no handler ran), so it is not counted, up to 3 such leases in a row:
+	// a task whose every delivery crashes its worker before the first
+	// heartbeat (Lease/3) dies after at most 3 more deliveries than its max
+	// attempts.
 	Attempt int
 	// Due is when this delivery became due, by the Redis clock, to the
 	// millisecond: the task's time, or the retry time after a failure. The

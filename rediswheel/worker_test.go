@@ -237,7 +237,13 @@ func TestStaleTokenIsRejected(t *testing.T) {
 	stale := first.tasks[0]
 	assert.Equal(t, 1, stale.task.Attempt)
 
-	time.Sleep(MinLease + 50*time.Millisecond) // the first worker stalls past its lease
+	// The first worker heartbeats once, so its delivery counts (an
+	// unconfirmed one may be a lost claim reply: see maxUnconfirmed), then
+	// stalls past its lease.
+	codes, err := q.extend(ctx, 0, []*delivery{stale}, MinLease)
+	require.NoError(t, err)
+	require.Equal(t, []int64{1}, codes)
+	time.Sleep(MinLease + 50*time.Millisecond)
 	second, err := q.claim(ctx, 0, 10, time.Minute)
 	require.NoError(t, err)
 	require.Len(t, second.tasks, 1, "the expired lease is reaped and the task claimed again")
@@ -245,7 +251,7 @@ func TestStaleTokenIsRejected(t *testing.T) {
 	assert.Equal(t, 2, owner.task.Attempt)
 	assert.NotEqual(t, stale.token, owner.token)
 
-	codes, err := q.extend(ctx, 0, []*delivery{stale}, time.Minute)
+	codes, err = q.extend(ctx, 0, []*delivery{stale}, time.Minute)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{0}, codes, "a stale heartbeat is refused")
 	for _, kind := range []outcomeKind{outcomeDone, outcomeRetry, outcomeDead, outcomeRelease} {
@@ -416,7 +422,7 @@ func TestDeadSetIsCapped(t *testing.T) {
 	require.Len(t, dead, capped)
 	assert.Equal(t, ShardStats{Dead: capped}, totals(t, q))
 	assert.Equal(t, int64(capped), c.HLen(ctx, q.keys[0][3]).Val(), "payloads of trimmed tasks are deleted")
-	assert.Equal(t, int64(4*capped), leftovers(t, q), "per dead task: a member, a payload, attempts and last error")
+	assert.Equal(t, int64(7*capped), leftovers(t, q), "per dead task: a member, a payload, attempts, last error, record, last delivery and history")
 }
 
 // With Redis unreachable, Run keeps trying, reports the errors through

@@ -1,25 +1,45 @@
--- add: ARGV mode (nx | replace), time base (abs | rel), then per task: key,
--- at ms (abs: Unix ms; rel: ms after now), payload. Returns {earliest due ms
--- among the tasks stored, -1 if none; then one status per task: 1 stored,
--- 0 the key exists (nx: nothing changed), -1 the key is in flight (replace:
--- never rewritten)}.
+-- add: ARGV mode, time base, then per task: key, at ms, payload, policy.
+-- Driven by add.go (addMode, timeBase, addStride): if this changes, adjust it.
+--   mode: nx (store a new key only) | replace (overwrite a key not in flight)
+--   base: abs (at is Unix ms) | rel (at is ms after now)
+--   policy: the tail of the task record, "<timeout ms>|<max attempts>|
+--   <backoff base ms>|<backoff limit ms>|<type>" (see record.go)
+-- Any other mode or base, or a malformed argument list, is an error.
+-- Returns {earliest due ms among the tasks stored, -1 if none; then one status
+-- per task: 1 stored, 0 the key exists (nx: nothing changed), -1 the key is in
+-- flight (replace: never rewritten)}.
+--
+-- Every stored task gets its record m|key, "<added ms>|<original due ms>|
+-- <payload bytes>|" .. policy, set for the whole call by one HSET.
 --
 -- nx relies on the body invariant (see keys.lua): a key has a payload in
--- body exactly while it is scheduled, retrying, in flight or dead, so one
--- HSETNX both tests "exists in any state" and stores the payload.
-local mode, rel = ARGV[1], ARGV[2] == 'rel'
-local now = 0
-if rel then -- Redis time, as now_ms in common.lua
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- body exactly while it is scheduled, retrying, in flight, dead or retained,
+-- so one HSETNX both tests "exists in any state" and stores the payload.
+local mode, base = ARGV[1], ARGV[2]
+if mode ~= 'nx' and mode ~= 'replace' then
+  return redis.error_reply('rediswheel: add: unknown mode ' .. tostring(mode))
 end
-local out, zargs = {-1}, {}
+if base ~= 'abs' and base ~= 'rel' then
+  return redis.error_reply('rediswheel: add: unknown time base ' .. tostring(base))
+end
+if (#ARGV - 2) % 4 ~= 0 then
+  return redis.error_reply('rediswheel: add: ' .. (#ARGV - 2) .. ' task arguments, not 4 per task')
+end
+local rel = base == 'rel'
+-- Redis time, as now_ms in common.lua (not prepended to add: see scripts.go).
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local added = now .. '|' -- the record's first field, formatted once per call
+local out, zargs, records = {-1}, {}, {}
 local first = -1
-for i = 3, #ARGV, 3 do
-  -- An absolute time goes to ZADD as the caller's text: a Lua number would
-  -- be formatted back into text for every call.
+for i = 3, #ARGV, 4 do
+  -- An absolute time goes to ZADD and into the record as the caller's text:
+  -- a Lua number would be formatted back into text for every call.
   local k, at, payload = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local atn = tonumber(at)
+  if not atn then
+    return redis.error_reply('rediswheel: add: time ' .. at .. ' is not a number')
+  end
   if rel then
     atn = now + atn
     at = atn
@@ -32,22 +52,27 @@ for i = 3, #ARGV, 3 do
   elseif redis.call('ZSCORE', lease, k) then
     status = -1
   else
-    -- A replaced task starts over: fresh attempts, no last error. ZADD
-    -- below sets its due time; it must leave dead.
+    -- A replaced task starts over: fresh attempts, no last error, no
+    -- history, no unconfirmed claims. ZADD below sets its due time; it
+    -- must leave dead and kept.
     redis.call('ZREM', dead, k)
     redis.call('ZREM', kept, k) -- a retained task too: its retention ends here
-    redis.call('HDEL', ctl, 'a|' .. k, 't|' .. k, 'x|' .. k, 'e|' .. k, 'f|' .. k, 'r|' .. k)
+    redis.call('HDEL', ctl, 'a|' .. k, 't|' .. k, 'x|' .. k, 'e|' .. k,
+      'c|' .. k, 'h|' .. k, 'u|' .. k, 'r|' .. k, 'f|' .. k)
     redis.call('HSET', body, k, payload)
   end
   if status == 1 then
     zargs[#zargs + 1] = at
     zargs[#zargs + 1] = k
+    records[#records + 1] = 'm|' .. k
+    records[#records + 1] = added .. at .. '|' .. #payload .. '|' .. ARGV[i + 3]
     if first < 0 or atn < first then first = atn end
   end
   out[#out + 1] = status
 end
 if #zargs > 0 then
   redis.call('ZADD', due, unpack(zargs))
+  redis.call('HSET', ctl, unpack(records))
 end
 out[1] = first
 return out

@@ -13,6 +13,7 @@ for i = 2, #ARGV, 2 do
   local code = 0
   if redis.call('HGET', ctl, 't|' .. k) == ARGV[i + 1] and redis.call('ZSCORE', lease, k) then
     redis.call('ZADD', lease, 'XX', now + lease_ms, k)
+    redis.call('HDEL', ctl, 'u|' .. k) -- confirmed: a worker holds it (see claim.lua)
     code = 1
     if redis.call('HEXISTS', ctl, 'x|' .. k) == 1 then code = 2 end
   end

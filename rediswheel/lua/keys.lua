@@ -1,6 +1,6 @@
 -- The keys of one shard, prepended to every script by scripts.go.
 --
--- Every script receives the five keys of one shard, all carrying the same hash
+-- Every script receives the six keys of one shard, all carrying the same hash
 -- tag, so it touches one cluster slot; no key name is ever built here.
 local due   = KEYS[1] -- ZSET task key -> due ms (scheduled and waiting retries)
 local lease = KEYS[2] -- ZSET task key -> lease deadline ms (in flight)
@@ -10,5 +10,5 @@ local ctl   = KEYS[5] -- HASH per-task fields (see doc.go) and shard fields such
 local kept  = KEYS[6] -- ZSET task key -> ms its retention ends (finished tasks kept for Get)
 
 -- The body invariant: a task key has a field in body exactly while it is a
--- member of one of due, lease and dead. Every script keeps it; add relies on
--- it to test "exists in any state" with one HSETNX.
+-- member of one of due, lease, dead and kept, and of only one. Every script
+-- keeps it; add relies on it to test "exists in any state" with one HSETNX.

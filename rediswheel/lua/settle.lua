@@ -97,6 +97,9 @@ for j = 1, n do
     if retain > 0 or (outcome ~= 'done' and outcome ~= 'cancelled') then
       remember(k, now, outcome, err, keep)
     end
+    if outcome ~= 'done' and outcome ~= 'cancelled' then
+      redis.call('HDEL', ctl, 'u|' .. k) -- confirmed (see claim.lua); a finished task drops it with the rest
+    end
     if outcome == 'done' or outcome == 'cancelled' then
       if retain > 0 then
         retire(k, outcome, now, retain)

@@ -1,0 +1,162 @@
+package rediswheel
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// record reads key's task record from Redis.
+func record(t *testing.T, q *Queue, key string) taskRecord {
+	t.Helper()
+	s, err := q.client.HGet(context.Background(), q.keys[q.shard(key)][4], "m|"+key).Result()
+	require.NoError(t, err, "m|%s", key)
+	r, err := parseRecord(s)
+	require.NoError(t, err)
+	return r
+}
+
+func TestAddStoresTaskRecord(t *testing.T) {
+	c := standalone(t)
+	q := newQueue(t, c, Options{})
+	ctx := context.Background()
+	before := redisTime(t, c).UnixMilli()
+	at := time.UnixMilli(before + time.Hour.Milliseconds())
+
+	added, err := q.Add(ctx, "plain", []byte("12345"), at)
+	require.NoError(t, err)
+	require.True(t, added)
+	r := record(t, q, "plain")
+	assert.GreaterOrEqual(t, r.added, before)
+	assert.Equal(t, at.UnixMilli(), r.originalDue)
+	assert.Equal(t, int64(5), r.payloadSize)
+	assert.Equal(t, taskPolicy{}, r.policy, "no options: the Queue's")
+
+	opts := []TaskOption{TaskType("mail|v2"), TaskTimeout(1500 * time.Microsecond), TaskMaxAttempts(3), TaskBackoff(time.Second, time.Minute)}
+	added, err = q.AddAfter(ctx, "typed", nil, time.Hour, opts...)
+	require.NoError(t, err)
+	require.True(t, added)
+	r = record(t, q, "typed")
+	assert.Equal(t, r.added+time.Hour.Milliseconds(), r.originalDue, "rel: due counted from the same Redis now")
+	assert.Equal(t, taskPolicy{typ: "mail|v2", timeout: 2 * time.Millisecond, maxAttempts: 3, backoffBase: time.Second, backoffLimit: time.Minute}, r.policy)
+
+	// A refused Add keeps the first record.
+	added, err = q.Add(ctx, "typed", []byte("other"), at, TaskType("other"))
+	require.NoError(t, err)
+	require.False(t, added)
+	assert.Equal(t, "mail|v2", record(t, q, "typed").policy.typ)
+
+	// AddBatch stores each item's own options.
+	_, err = q.AddBatch(ctx, []Item{{Key: "b1", At: at, Options: []TaskOption{TaskType("x")}}, {Key: "b2", At: at}})
+	require.NoError(t, err)
+	assert.Equal(t, "x", record(t, q, "b1").policy.typ)
+	assert.Equal(t, taskPolicy{}, record(t, q, "b2").policy)
+}
+
+func TestReplaceRewritesRecordAndClearsHistory(t *testing.T) {
+	c := standalone(t)
+	q := newQueue(t, c, Options{})
+	ctx := context.Background()
+	at := time.Now().Add(time.Hour)
+	_, err := q.Add(ctx, "k", []byte("old"), at, TaskType("old"), TaskMaxAttempts(2))
+	require.NoError(t, err)
+	ctlKey := q.keys[q.shard("k")][4]
+	require.NoError(t, c.HSet(ctx, ctlKey, "c|k", "1|5|w", "h|k", "[]", "u|k", 1, "a|k", 1).Err())
+
+	later := at.Add(time.Hour)
+	require.NoError(t, q.Replace(ctx, "k", []byte("newer"), later, TaskType("new")))
+	r := record(t, q, "k")
+	assert.Equal(t, unixMilliCeil(later), r.originalDue)
+	assert.Equal(t, int64(5), r.payloadSize)
+	assert.Equal(t, taskPolicy{typ: "new"}, r.policy, "Replace's options replace the old ones entirely")
+	n, err := c.HExists(ctx, ctlKey, "c|k").Result()
+	require.NoError(t, err)
+	assert.False(t, n)
+	for _, f := range []string{"c|k", "h|k", "u|k", "a|k"} {
+		ok, err := c.HExists(ctx, ctlKey, f).Result()
+		require.NoError(t, err)
+		assert.False(t, ok, "%s survived Replace", f)
+	}
+}
+
+func TestBadTaskOptionsStoreNothing(t *testing.T) {
+	q := newQueue(t, standalone(t), Options{})
+	ctx := context.Background()
+	at := time.Now()
+	for _, tc := range []struct {
+		name string
+		opt  TaskOption
+	}{
+		{"long type", TaskType(strings.Repeat("t", MaxTypeLen+1))},
+		{"control in type", TaskType("a\nb")},
+		{"non-ASCII type", TaskType("café")},
+		{"DEL in type", TaskType("a\x7f")},
+		{"zero timeout", TaskTimeout(0)},
+		{"negative timeout", TaskTimeout(-time.Second)},
+		{"zero attempts", TaskMaxAttempts(0)},
+		{"attempts past 2^53", TaskMaxAttempts(1<<53 + 1)},
+		{"zero backoff base", TaskBackoff(0, time.Second)},
+		{"timeout past ms range", TaskTimeout(maxPolicyDuration + 1)},
+		{"backoff past ms range", TaskBackoff(time.Second, maxPolicyDuration+1)},
+		{"limit below base", TaskBackoff(time.Second, time.Millisecond)},
+		{"nil option", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := q.Add(ctx, "k", nil, at, tc.opt)
+			assert.ErrorIs(t, err, ErrTaskOption)
+			_, err = q.AddAfter(ctx, "k", nil, 0, TaskType("fine"), tc.opt)
+			assert.ErrorIs(t, err, ErrTaskOption, "a bad option after a good one")
+			assert.ErrorIs(t, q.Replace(ctx, "k", nil, at, tc.opt), ErrTaskOption)
+			_, err = q.AddBatch(ctx, []Item{{Key: "ok", At: at}, {Key: "k", At: at, Options: []TaskOption{tc.opt}}})
+			assert.ErrorIs(t, err, ErrTaskOption)
+			assert.Zero(t, leftovers(t, q), "nothing stored, not even the good item")
+		})
+	}
+	// The edges that are allowed.
+	_, err := q.Add(ctx, "edges", nil, at, TaskType(strings.Repeat("~", MaxTypeLen)), TaskType(""),
+		TaskTimeout(time.Nanosecond), TaskMaxAttempts(1<<53), TaskBackoff(time.Nanosecond, time.Nanosecond),
+		TaskTimeout(maxPolicyDuration))
+	require.NoError(t, err)
+	r := record(t, q, "edges")
+	assert.Equal(t, taskPolicy{timeout: maxPolicyDuration, maxAttempts: 1 << 53,
+		backoffBase: time.Millisecond, backoffLimit: time.Millisecond}, r.policy, "rounded up to whole ms, never down to 0")
+}
+
+func TestParseRecord(t *testing.T) {
+	r, err := parseRecord("")
+	require.NoError(t, err)
+	assert.Equal(t, taskRecord{}, r, "no record: all zero")
+	r, err = parseRecord("1|2|3|4|5|6|7|a|b|")
+	require.NoError(t, err)
+	assert.Equal(t, taskRecord{added: 1, originalDue: 2, payloadSize: 3, policy: taskPolicy{
+		timeout: 4 * time.Millisecond, maxAttempts: 5, backoffBase: 6 * time.Millisecond, backoffLimit: 7 * time.Millisecond, typ: "a|b|"}}, r)
+	for _, bad := range []string{"1|2|3", "1|2|3|4|5|6|x|t", "1|2|3|4|5|6|-7|t", "1|2|3|4|5|6|1e3|t", "1|2|3|9223372036855|5|6|7|t"} {
+		_, err := parseRecord(bad)
+		assert.Error(t, err, bad)
+	}
+}
+
+func TestAddBeforeYearMinus292MillionIsDueAtOnce(t *testing.T) {
+	q := newQueue(t, standalone(t), Options{})
+	ctx := context.Background()
+	// time.Unix(-1<<54, 0) is about 571 million years ago: its UnixMilli
+	// wraps to a large positive number.
+	ancient := time.Unix(-1<<54, 0)
+	require.Positive(t, ancient.UnixMilli(), "the wrap this test guards against")
+	added, err := q.Add(ctx, "ancient", nil, ancient)
+	require.NoError(t, err)
+	require.True(t, added)
+	require.NoError(t, q.Replace(ctx, "replaced", nil, ancient))
+	for _, k := range []string{"ancient", "replaced"} {
+		score, err := q.client.ZScore(ctx, q.keys[q.shard(k)][0], k).Result()
+		require.NoError(t, err)
+		assert.Equal(t, float64(0), score, "%s: due at once", k)
+	}
+	rec := &recorder{}
+	run(t, q, rec.handle)
+	eventually(t, 10*time.Second, "both tasks delivered", func() bool { return rec.count() == 2 })
+}

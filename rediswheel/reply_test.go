@@ -1,0 +1,103 @@
+package rediswheel
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDecodeStride(t *testing.T) {
+	rows, err := decodeStride([]any{"a", int64(1), "b", int64(2)}, 2)
+	require.NoError(t, err)
+	assert.Equal(t, [][]any{{"a", int64(1)}, {"b", int64(2)}}, rows)
+	rows, err = decodeStride(nil, 3)
+	require.NoError(t, err)
+	assert.Empty(t, rows)
+	_, err = decodeStride([]any{"a", "b", "c"}, 2)
+	assert.Error(t, err)
+	assert.PanicsWithValue(t, "rediswheel: decodeStride with stride <= 0", func() { decodeStride(nil, 0) })
+
+	r := row{v: []any{"k", int64(3), "17.0", "x"}}
+	assert.Equal(t, "k", r.str(0))
+	assert.Equal(t, int64(3), r.int(1))
+	assert.Equal(t, int64(17), r.score(2))
+	assert.NoError(t, r.err)
+	r.int(0)
+	r.score(3)
+	assert.ErrorContains(t, r.err, "value 0", "the first bad value is reported")
+}
+
+func TestDecodeClaimRejectsMalformedReplies(t *testing.T) {
+	task := []any{"k", "p", int64(1), "5", int64(9), ""}
+	for name, v := range map[string][]any{
+		"short header":  {int64(1), int64(2)},
+		"partial row":   append([]any{int64(1), int64(-1), int64(0), int64(0)}, task[:5]...),
+		"bad header":    {"now", int64(-1), int64(0), int64(0)},
+		"bad attempt":   {int64(1), int64(-1), int64(0), int64(0), "k", "p", "1", "5", int64(9), ""},
+		"bad record":    {int64(1), int64(-1), int64(0), int64(0), "k", "p", int64(1), "5", int64(9), "1|2"},
+		"bad due score": {int64(1), int64(-1), int64(0), int64(0), "k", "p", int64(1), "soon", int64(9), ""},
+	} {
+		_, err := decodeClaim(v, 0)
+		assert.Error(t, err, name)
+	}
+	c, err := decodeClaim(append([]any{int64(1), int64(-1), int64(2), int64(1)}, task...), 3)
+	require.NoError(t, err)
+	assert.Equal(t, claimed{now: 1, next: -1, trimmed: 2, paused: true, at: c.at, tasks: c.tasks}, c)
+	require.Len(t, c.tasks, 1)
+	assert.Equal(t, Task{Key: "k", Payload: []byte("p"), Attempt: 1, Due: time.UnixMilli(5), OriginalDue: time.UnixMilli(5)}, c.tasks[0].task)
+	assert.Equal(t, "9", c.tasks[0].token)
+	assert.Equal(t, 3, c.tasks[0].shard)
+}
+
+// Each script refuses arguments it does not understand rather than guessing:
+// a typo in a mode must never store or lease anything.
+func TestScriptsRejectUnknownArguments(t *testing.T) {
+	c := standalone(t)
+	q := newQueue(t, c, Options{Shards: 1})
+	ctx := context.Background()
+	keys := q.keys[0]
+	at := time.Now().Add(-time.Second).UnixMilli()
+	for _, tc := range []struct {
+		name, want string
+		args       []any
+	}{
+		{"add mode", "unknown mode", []any{"NX", string(baseAbs), "k", at, "p", noPolicy}},
+		{"add base", "unknown time base", []any{string(addNX), "relative", "k", at, "p", noPolicy}},
+		{"add stride", "not 4 per task", []any{string(addNX), string(baseAbs), "k", at, "p"}},
+		{"add time", "is not a number", []any{string(addReplace), string(baseAbs), "k", "soon", "p", noPolicy}},
+	} {
+		err := addScript.Run(ctx, c, keys, tc.args...).Err()
+		assert.ErrorContains(t, err, tc.want, tc.name)
+	}
+	good := []any{1, 1000, 25, reapBatch, 100, 10, "w", maxUnconfirmed, 0}
+	for i := range good {
+		if i == 6 {
+			continue // the worker id is any text
+		}
+		args := append([]any(nil), good...)
+		args[i] = "x"
+		assert.ErrorContains(t, claimScript.Run(ctx, c, keys, args...).Err(), "bad argument", "claim argument %d", i+1)
+	}
+	assert.ErrorContains(t, claimScript.Run(ctx, c, keys, append(good, "extra")...).Err(), "want 9 arguments")
+	assert.ErrorContains(t, claimScript.Run(ctx, c, keys, good[:8]...).Err(), "want 9 arguments")
+	assert.Zero(t, leftovers(t, q), "nothing stored by a refused call")
+}
+
+func TestWorkerIDAndHistoryLenDefaults(t *testing.T) {
+	o, err := Options{Namespace: "n"}.withDefaults()
+	require.NoError(t, err)
+	assert.Equal(t, DefaultHistoryLen, o.HistoryLen)
+	assert.Regexp(t, `^.+:\d+:[0-9a-f]{4}$`, o.WorkerID)
+	o, err = Options{Namespace: "n", WorkerID: "me", HistoryLen: 3}.withDefaults()
+	require.NoError(t, err)
+	assert.Equal(t, "me", o.WorkerID)
+	assert.Equal(t, 3, o.HistoryLen)
+	for _, bad := range []Options{{HistoryLen: -1}, {HistoryLen: MaxHistoryLen + 1}, {WorkerID: string(make([]byte, 257))}} {
+		bad.Namespace = "n"
+		_, err := bad.withDefaults()
+		assert.ErrorIs(t, err, ErrOptions)
+	}
+}
