@@ -99,30 +99,39 @@ type httpPayload struct {
 // ErrInvalidTimeout, and stores nothing, if not. The key is sent as HeaderIdempotencyKey, so a key
 // with a control character other than tab, or with a space or tab at either end (which HTTP/1
 // would trim), is refused with ErrKey.
-func (q *Queue) AddHTTP(ctx context.Context, key string, t HTTPTask, at time.Time) (bool, error) {
+//
+// The task's type is HTTPTaskType, so a Mux routes it to the handler registered for that type;
+// opts (TaskTimeout, TaskMaxAttempts, TaskBackoff) apply as for Add, and a TaskType among them
+// overrides the type.
+func (q *Queue) AddHTTP(ctx context.Context, key string, t HTTPTask, at time.Time, opts ...TaskOption) (bool, error) {
 	payload, err := encodeHTTPTask(key, t)
 	if err != nil {
 		return false, err
 	}
-	return q.Add(ctx, key, payload, at)
+	return q.Add(ctx, key, payload, at, httpTaskOptions(opts)...)
+}
+
+// httpTaskOptions puts TaskType(HTTPTaskType) before opts, so that a later TaskType wins.
+func httpTaskOptions(opts []TaskOption) []TaskOption {
+	return append([]TaskOption{TaskType(HTTPTaskType)}, opts...)
 }
 
 // AddHTTPAfter is AddHTTP with a delay measured on Redis's clock, like AddAfter.
-func (q *Queue) AddHTTPAfter(ctx context.Context, key string, t HTTPTask, delay time.Duration) (bool, error) {
+func (q *Queue) AddHTTPAfter(ctx context.Context, key string, t HTTPTask, delay time.Duration, opts ...TaskOption) (bool, error) {
 	payload, err := encodeHTTPTask(key, t)
 	if err != nil {
 		return false, err
 	}
-	return q.AddAfter(ctx, key, payload, delay)
+	return q.AddAfter(ctx, key, payload, delay, httpTaskOptions(opts)...)
 }
 
 // ReplaceHTTP stores t under key to be sent at time at, like Replace, after the checks of AddHTTP.
-func (q *Queue) ReplaceHTTP(ctx context.Context, key string, t HTTPTask, at time.Time) error {
+func (q *Queue) ReplaceHTTP(ctx context.Context, key string, t HTTPTask, at time.Time, opts ...TaskOption) error {
 	payload, err := encodeHTTPTask(key, t)
 	if err != nil {
 		return err
 	}
-	return q.Replace(ctx, key, payload, at)
+	return q.Replace(ctx, key, payload, at, httpTaskOptions(opts)...)
 }
 
 func encodeHTTPTask(key string, t HTTPTask) ([]byte, error) {

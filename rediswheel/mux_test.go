@@ -201,3 +201,36 @@ func ExampleMux() {
 		panic(err)
 	}
 }
+
+// An HTTP callback and a Go task share one namespace and one Run: AddHTTP
+// types its task HTTPTaskType, and the Mux sends each type to its handler.
+func TestMuxRoutesHTTPAndGoTasks(t *testing.T) {
+	var hits sync.Map // Idempotency-Key -> struct{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Store(r.Header.Get(HeaderIdempotencyKey), struct{}{})
+	}))
+	defer srv.Close()
+	q := newQueue(t, standalone(t), Options{Shards: 2, Concurrency: 4})
+	ctx := context.Background()
+	m := NewMux()
+	m.Handle(HTTPTaskType, HTTPHandler(srv.Client()))
+	var emails recorder
+	m.HandleFunc("email", emails.handle)
+	stop := run(t, q, m.Handler)
+	defer stop()
+
+	added, err := q.AddHTTP(ctx, "hook", HTTPTask{URL: srv.URL, Method: "POST"}, time.Now())
+	require.NoError(t, err)
+	require.True(t, added)
+	added, err = q.Add(ctx, "mail", []byte("hi"), time.Now(), TaskType("email"))
+	require.NoError(t, err)
+	require.True(t, added)
+
+	eventually(t, 15*time.Second, "both tasks done", func() bool {
+		_, called := hits.Load("hook")
+		return called && emails.count() == 1 && totals(t, q) == ShardStats{}
+	})
+	got := emails.tasks()[0]
+	assert.Equal(t, "mail", got.Key)
+	assert.Equal(t, "email", got.Type)
+}

@@ -160,6 +160,7 @@ func (q *Queue) observedClaim(ctx context.Context, shard, limit int, lease time.
 		return c, err
 	}
 	o.Claimed(ClaimEvent{Shard: shard, Tasks: len(c.tasks), Duration: c.at.Sub(began)})
+	q.observeTrimmed(shard, c.trimmed)
 	for _, d := range c.tasks {
 		d.began = c.at
 		// Both times are Redis's: claim only leases tasks due by c.now.

@@ -286,7 +286,7 @@ func (p *periodic) addThenAdvance(ctx context.Context, st periodicState, next in
 	fin, cancel := context.WithTimeout(context.WithoutCancel(ctx), finalTimeout)
 	defer cancel()
 	key := occurrenceKey(p.name, next)
-	added, err := p.q.addTask(fin, key, p.payload, time.UnixMilli(next), p.opts)
+	added, err := p.q.Add(fin, key, p.payload, time.UnixMilli(next), p.opts...)
 	if err != nil {
 		return err
 	}
@@ -333,7 +333,7 @@ func (p *periodic) advanceThenAdd(ctx context.Context, st periodicState, at int6
 	addCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finalTimeout)
 	defer cancel()
 	key := occurrenceKey(p.name, at)
-	if _, err := p.q.addTask(addCtx, key, p.payload, time.UnixMilli(at), p.opts); err != nil {
+	if _, err := p.q.Add(addCtx, key, p.payload, time.UnixMilli(at), p.opts...); err != nil {
 		return fmt.Errorf("rediswheel: periodic %q: catch-up run %q lost: %w", p.name, key, err)
 	}
 	return nil
