@@ -54,7 +54,9 @@ func BenchmarkNewTimerStop(b *testing.B) {
 // time round and leaves by another case: each After is abandoned pending, and
 // the garbage collector (or the timer firing) has to release it. Its cost
 // includes that release, spread over the iterations. The other case is always
-// ready, so no iteration waits for the timer.
+// ready, so no iteration waits for the timer; one whose goroutine was
+// descheduled past d may find both ready and take the timer, which is
+// allowed for at most 1% of them (a loaded machine) and reported.
 func BenchmarkAfterSelect(b *testing.B) {
 	for _, dc := range chanTimerDurations {
 		b.Run(dc.name+"/impl=wheel", func(b *testing.B) {
@@ -81,10 +83,12 @@ func afterSelect(b *testing.B, after func(time.Duration) <-chan time.Time, d tim
 		case <-ready:
 		case <-after(d):
 			timedOut++
+			<-ready
 		}
 	}
 	b.StopTimer()
-	if timedOut > 0 {
-		b.Fatalf("%d of %d selects took the timer: the benchmark measured a wait", timedOut, b.N)
+	if timedOut > b.N/100 {
+		b.Fatalf("%d of %d selects took the timer: the benchmark measured waits", timedOut, b.N)
 	}
+	b.ReportMetric(float64(timedOut)/float64(b.N), "timer-won/op")
 }
