@@ -18,27 +18,21 @@ import (
 // which holds the channel (owner.ch). The user's Timer points at the owner,
 // and through it at the node, so Stop and Reset act on the node.
 //
-// A node holds its channel strongly at first: the wheel's reference to an
-// abandoned timer then keeps it for at most strongHorizon of the wheel's
-// clock, where time.Timer's is released at once. A node due within the
-// horizon fires (and the wheel lets go of it) by then anyway. A NewTimer due
-// further out is armed first at its checkpoint, strongHorizon ahead, with its
-// due tick kept in farDue; if it is still pending when the checkpoint comes
-// (passCheckpointLocked), it is weakened (weaken) and moved on to its due
-// tick. A Reset beyond the horizon, and every Ticker, weaken the node at
-// once. A weakened node holds the channel through a weak pointer for the
-// rest of its life, and a cleanup attached to the channel takes the node out
-// of its bucket once the channel is unreachable; a node found with its
-// channel gone when it comes due is dropped likewise. Both count in
-// Stats.Collected.
+// A node armed for at most strongHorizon holds its channel strongly: the
+// timer fires (and the wheel lets go of it) within that time anyway, so an
+// abandoned one outlives its last reference by at most strongHorizon of the
+// wheel's clock, where time.Timer's is released at once. Armed any further
+// out, by NewTimer or by a Reset, or made for a Ticker, the node is weakened
+// (weaken) for the rest of its life: it holds the channel through a weak
+// pointer, and a cleanup attached to the channel takes the node out of its
+// bucket once the channel is unreachable; a node found with its channel gone
+// when it comes due is dropped likewise. Both count in Stats.Collected.
 //
-// The strong start exists for the cost: weak.Make and runtime.AddCleanup each
-// add a special record to the channel, which the garbage collector sweeps,
-// and together they made NewTimer+Stop 1.6 µs and 7 allocations against 0.2
-// µs and 4 for a node holding its channel (BenchmarkNewTimerStop), while most
-// channel timers are stopped or fire within a second: they never pay it. The
-// checkpoint costs a timer that lives past it two moves between buckets
-// beside the weakening.
+// The horizon exists for the cost: weak.Make and runtime.AddCleanup each add
+// a special record to the channel, which the garbage collector sweeps, and
+// together they made NewTimer+Stop 1.6 µs and 7 allocations against 0.2 µs
+// and 4 for a node holding its channel (BenchmarkNewTimerStop), while most
+// channel timers are short timeouts that are stopped or fire soon.
 //
 // A Ticker is the same node with a period (see ticker.go), always weakened:
 // it never stops firing, so a strong one would never be released.
@@ -50,40 +44,33 @@ type chanTimer struct {
 	// period is 0 for a NewTimer, a Ticker's interval otherwise; next is the
 	// wheel time (since epoch) of the Ticker's pending tick, from which the
 	// tick after it is scheduled so that ticks keep their phase. Both are
-	// protected by the mu of the node's shard. They make a chanTimer 112
-	// bytes instead of 96 (a size class), and spare the Ticker the 48 bytes
-	// of a Timer (see BenchmarkTickerCost).
+	// protected by the mu of the node's shard. They make a chanTimer 104
+	// bytes (a 112-byte size class) instead of 88 (96), and spare the Ticker
+	// the 48 bytes of a Timer (see BenchmarkTickerCost).
 	period time.Duration
 	next   time.Duration
-	// farDue is the tick a NewTimer node is due at while it is armed at its
-	// checkpoint (due is then the checkpoint's tick), 0 otherwise. Protected
-	// by the mu of the node's shard.
-	farDue int64
 }
 
 // NewTimer creates a Timer that will send the current time on its channel
 // after at least duration d on the wheel's clock.
 //
-// A Timer that nothing references any more is released once it fires, or
-// strongHorizon (one second of the wheel's clock) after it was armed,
-// whichever comes first.
+// A Timer due within strongHorizon (one second) that nothing references any
+// more is released once it fires; one due later, before it fires.
 func (tw *TimingWheel) NewTimer(d time.Duration) *Timer {
 	c, ct := newChanTimer(0)
-	now := tw.queue.Now()
-	due := tw.dueAfter(now, d)
 	if d > strongHorizon {
-		ct.farDue, due = due, tw.dueAfter(now, strongHorizon)
+		ct.weaken() // unpublished yet: no lock needed
 	}
-	tw.startDue(&ct.node, due, now) // sets ct.owner.shard
+	tw.start(&ct.node, d) // sets ct.owner.shard
 	return &Timer{C: c, owner: &ct.owner}
 }
 
-// strongHorizon is how long a channel timer's node holds its channel
-// strongly: the longest an abandoned channel timer outlives its last
-// reference. A second keeps that bound short beside the timeouts it serves,
-// and passes the timers that are stopped or fire within it, most of a
-// server's, without weakening them; the others pay for the weak pointer and
-// the cleanup once (see the comment at the top of the file).
+// strongHorizon is the longest arming for which a channel timer's node holds
+// its channel strongly: the longest an abandoned channel timer outlives its
+// last reference. A second keeps that bound short beside the timeouts it
+// serves, and covers the short timers (level 0 of the default wheel spans
+// 512 ms) that are most of a server's; a timer armed further out pays for
+// the weak pointer and the cleanup (see the comment at the top of the file).
 const strongHorizon = time.Second
 
 // newChanTimer returns the channel and the node of a channel timer (period
@@ -96,35 +83,10 @@ func newChanTimer(period time.Duration) (chan time.Time, *chanTimer) {
 	return c, ct
 }
 
-// passCheckpointLocked is expireLocked's first step for a channel timer's
-// node ct that came due, with its shard's mu held: if ct is at its
-// checkpoint, it weakens ct and arms it for its due tick, and reports
-// whether it is still pending (false if that tick has come too, and ct must
-// fire now).
-func (s *shard) passCheckpointLocked(ct *chanTimer) bool {
-	if ct.farDue == 0 {
-		return false
-	}
-	ct.weaken()
-	ct.node.due, ct.farDue = ct.farDue, 0
-	return s.insertLocked(&ct.node)
-}
-
-// resetLocked prepares ct for a Reset to d, with its shard's mu held, before
-// Reset reads or sets the node's due tick: that is no longer a checkpoint's,
-// and a node armed beyond the horizon again is weakened at once (once per
-// node: a Timer reused by Reset pays it at most once).
-func (ct *chanTimer) resetLocked(d time.Duration) {
-	ct.farDue = 0
-	if d > strongHorizon {
-		ct.weaken()
-	}
-}
-
 // weaken makes ct hold its channel weakly from now on, so that the node is
 // released once the channel is unreachable. It is called before the node is
-// published (NewTicker) or with its shard's mu held (the checkpoint, Reset),
-// as the reads of owner.ch by the advancer are; later calls do nothing.
+// published (NewTimer, NewTicker) or with its shard's mu held (Reset), as
+// the reads of owner.ch by the advancer are; later calls do nothing.
 func (ct *chanTimer) weaken() {
 	r := &ct.owner.ch
 	if r.strong == nil {

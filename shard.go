@@ -169,9 +169,6 @@ func (s *shard) insertLocked(t *Timer) bool {
 func (s *shard) expireLocked(t *Timer) func() {
 	switch t.kind() {
 	case kindChan:
-		if s.passCheckpointLocked(t.owner.node) {
-			return nil // not due yet: that was its checkpoint
-		}
 		c := t.owner.ch.get()
 		if c == nil {
 			t.state = stateFired

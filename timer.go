@@ -210,8 +210,8 @@ func (t *Timer) resetAt(d, now time.Duration) bool {
 	if sched != nil {
 		sched.next = tw.timeOf(addDuration(now, d))
 	}
-	if ct := e.owner.node; ct != nil {
-		ct.resetLocked(d) // e.due may be a checkpoint's (see chantimer.go)
+	if ct := e.owner.node; ct != nil && d > strongHorizon {
+		ct.weaken() // before the node may sit in a bucket past the horizon
 	}
 	active := e.state == statePending
 	if active && e.bucket != nil && due >= e.due {
