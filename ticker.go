@@ -47,6 +47,7 @@ func (tw *TimingWheel) NewTicker(d time.Duration) *Ticker {
 		panic("timingwheel: non-positive interval for NewTicker")
 	}
 	c, ct := newChanTimer(d)
+	ct.weaken() // a Ticker never stops firing: only a weak one can be released
 	now := tw.queue.Now()
 	ct.next = addDuration(now, d) // before the node is armed, which publishes it
 	tw.startDue(&ct.node, tw.dueAt(ct.next), now)

@@ -11,10 +11,11 @@ import (
 // The duration is an hour, so nothing fires: each iteration is one arming and
 // one Stop that stopped it, which the wheel's counters confirm.
 //
-// A wheel Ticker is its channel, the node the wheel keeps (96 bytes: the 80
-// of a channel Timer's node plus period and next tick) and a 16-byte Ticker;
-// a channel Timer has the same channel and a node of 96 bytes, and a 48-byte
-// Timer instead.
+// A wheel Ticker is its channel, the node the wheel keeps (104 bytes in a
+// 112-byte size class: a channel Timer's node plus period and next tick) and
+// a 16-byte Ticker; a channel Timer has the same channel and node, and a
+// 48-byte Timer instead. d is an hour, beyond strongHorizon, so both pay for
+// the weak pointer and the cleanup (BenchmarkNewTimerStop has a short d).
 func BenchmarkTickerCost(b *testing.B) {
 	const d = time.Hour
 	for _, bc := range []struct {

@@ -42,9 +42,10 @@ type owner struct {
 	shard    *shard
 	schedule *schedule
 	// node holds the Timer the wheel keeps in its buckets for a channel
-	// timer or a Ticker (see chantimer.go); ch is its channel, held weakly.
+	// timer or a Ticker (see chantimer.go); ch is its channel, held strongly
+	// while the timer is due soon, weakly once it may not be.
 	node *chanTimer
-	ch   weakChan
+	ch   chanRef
 }
 
 // entry returns the Timer that is in the wheel's buckets for t: t itself,
@@ -208,6 +209,9 @@ func (t *Timer) resetAt(d, now time.Duration) bool {
 	s.mu.Lock()
 	if sched != nil {
 		sched.next = tw.timeOf(addDuration(now, d))
+	}
+	if ct := e.owner.node; ct != nil && d > strongHorizon {
+		ct.weaken() // before the node may sit in a bucket past the horizon
 	}
 	active := e.state == statePending
 	if active && e.bucket != nil && due >= e.due {
