@@ -25,9 +25,10 @@ import (
 // task's options.
 //
 // Adds made concurrently on one Queue share round trips: while one is on its
-// way to Redis, those that arrive wait and then go out together, one script
-// call per shard, so many goroutines adding at once cost fewer round trips
-// and less Redis time than one call each. If ctx
+// way to Redis, those that arrive wait and then go out together, in one
+// script call on a single server (one per shard on a cluster), so many
+// goroutines adding at once cost fewer round trips and less Redis time than
+// one call each. If ctx
 // ends before the reply, Add returns ctx's error and the task may or may not
 // have been stored.
 func (q *Queue) Add(ctx context.Context, key string, payload []byte, at time.Time, opts ...TaskOption) (added bool, err error) {
@@ -98,10 +99,10 @@ const (
 
 // AddBatch is Add for many tasks at once: added[i] reports whether items[i]
 // was stored, exactly as Add would. Within one call, a key that appears
-// twice is stored once, from its first item. The items of one shard are
-// stored by one script call (up to 256 of them), and the calls for all
-// shards go out in one pipeline, so a batch costs far fewer round trips and
-// far less Redis time per task than as many Adds.
+// twice is stored once, from its first item. Up to 256 items are stored by
+// one script call (on a cluster, 256 of one shard), and all the calls go out
+// in one pipeline, so a batch costs far fewer round trips and far less Redis
+// time per task than as many Adds.
 //
 // Each script call is atomic, the batch as a whole is not: on error, any
 // subset of the items may have been stored. Calling AddBatch again is safe,
@@ -163,10 +164,11 @@ type addRequest struct {
 // trips and a few script calls among them, not n of each.
 //
 // One batch in flight at a time, not more: a second leader sending while the
-// first waits halves the batches, and with them the script calls' worth.
-// Measured with 16 adding goroutines on a single server, 2 vCPUs: 28-29k
-// adds/s at 17-18 µs of Redis CPU per add with two leaders, 35-40k at 13-16
-// µs with one.
+// first waits halves the batches, and with them what merging buys. Measured
+// with 16 goroutines adding 40,000 tasks on one Redis, 2 vCPUs: two leaders
+// gave 44-49k adds/s against 42-44k for one, at the same or more Redis CPU
+// per add (14-17 µs against 14), with 6 tasks per script call against 14:
+// not worth a second protocol.
 //
 // No goroutine is started: every batch is sent by the goroutine of one of
 // its own callers, and the lead passes on until pending is empty.
@@ -245,10 +247,10 @@ func (q *Queue) add(ctx context.Context, r addRequest, opts []TaskOption) (int64
 // than one), would otherwise take only the requests that arrived while the
 // last batch was in flight, and the callers that batch released would add
 // again just too late, to wait for the batch after. Yielding lets them join:
-// with 16 goroutines adding on 2 vCPUs, batches grew from 8.5 to 14 tasks on
-// average and adds/s by about a fifth (45-49k to 55-59k, Redis CPU per add
-// 12.5-14 to 10.4-11 µs). A lone caller, adding one task at a time, never
-// yields.
+// with 16 goroutines adding 40,000 tasks on one Redis, 2 vCPUs, script calls
+// grew from 8.5 to 14 tasks on average and adds/s by about a fifth (45-49k
+// to 55-59k; Redis CPU per add 12-14 to 10.4-11 µs). A lone caller, adding
+// one task at a time, never yields.
 func (q *Queue) leadAdds(ctx context.Context, r *addRequest, yield bool) (int64, error) {
 	if yield {
 		runtime.Gosched()
