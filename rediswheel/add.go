@@ -248,7 +248,7 @@ func (q *Queue) add(ctx context.Context, r addRequest, opts []TaskOption) (int64
 // last batch was in flight, and the callers that batch released would add
 // again just too late, to wait for the batch after. Yielding lets them join:
 // with 16 goroutines adding 40,000 tasks on one Redis, 2 vCPUs, script calls
-// grew from 8.5 to 14 tasks on average and adds/s by about a fifth (45-49k
+// grew from 8.5 to 14 tasks on average and adds/s by about a fifth (43-49k
 // to 55-59k; Redis CPU per add 12-14 to 10.4-11 µs). A lone caller, adding
 // one task at a time, never yields.
 func (q *Queue) leadAdds(ctx context.Context, r *addRequest, yield bool) (int64, error) {
