@@ -19,6 +19,9 @@ type Queue struct {
 	keys   [][]string // keys[shard]: see shardKeys
 
 	adds adder // coalesces concurrent Adds: see add.go
+	// oneServer: client is a *redis.Client, so every shard is on one server
+	// and one add call may span shards (see sendAdds).
+	oneServer bool
 
 	// mu guards sleepers, the wake-ups of this Queue's Runs.
 	mu       sync.Mutex
@@ -38,6 +41,7 @@ func New(client redis.UniversalClient, opts Options) (*Queue, error) {
 		return nil, err
 	}
 	q := &Queue{client: client, opts: opts, sleepers: map[*sleeper]struct{}{}}
+	_, q.oneServer = client.(*redis.Client)
 	for i := range opts.Shards {
 		q.keys = append(q.keys, shardKeys(opts.Namespace, i))
 	}

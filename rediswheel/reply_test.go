@@ -63,13 +63,22 @@ func TestScriptsRejectUnknownArguments(t *testing.T) {
 	for _, tc := range []struct {
 		name, want string
 		args       []any
+		keys       []string // keys[0] if nil
 	}{
-		{"add mode", "unknown mode", []any{"NX", string(baseAbs), "k", at, "p", noPolicy}},
-		{"add base", "unknown time base", []any{string(addNX), "relative", "k", at, "p", noPolicy}},
-		{"add stride", "not 4 per task", []any{string(addNX), string(baseAbs), "k", at, "p"}},
-		{"add time", "is not a number", []any{string(addReplace), string(baseAbs), "k", "soon", "p", noPolicy}},
+		{"add mode", "unknown mode", []any{"NX", string(baseAbs), 1, "k", at, "p", noPolicy}, nil},
+		{"add base", "unknown time base", []any{string(addNX), "relative", 1, "k", at, "p", noPolicy}, nil},
+		{"add stride", "bad task count", []any{string(addNX), string(baseAbs), 1, "k", at, "p"}, nil},
+		{"add count", "bad task count", []any{string(addNX), string(baseAbs), "one", "k", at, "p", noPolicy}, nil},
+		{"add trailing", "past the last task", []any{string(addNX), string(baseAbs), 1, "k", at, "p", noPolicy, "k2"}, nil},
+		{"add groups", "bad task count", []any{string(addNX), string(baseAbs), 1, "k", at, "p", noPolicy}, append(append([]string(nil), keys...), keys...)},
+		{"add keys", "not 6 per shard", []any{string(addNX), string(baseAbs), 1, "k", at, "p", noPolicy}, keys[:5]},
+		{"add time", "is not a number", []any{string(addReplace), string(baseAbs), 1, "k", "soon", "p", noPolicy}, nil},
 	} {
-		err := addScript.Run(ctx, c, keys, tc.args...).Err()
+		k := tc.keys
+		if k == nil {
+			k = keys
+		}
+		err := addScript.Run(ctx, c, k, tc.args...).Err()
 		assert.ErrorContains(t, err, tc.want, tc.name)
 	}
 	good := []any{1, 1000, 25, reapBatch, 100, 10, "w", maxUnconfirmed, 0}

@@ -9,9 +9,10 @@ import (
 
 // The Lua scripts live in lua/, one per operation; each is prefixed with
 // lua/keys.lua and, all but add, with the helpers of lua/common.lua. Every
-// script takes the six keys of one shard (see shardKeys) and reads the clock
-// with TIME, so it is atomic, runs on one cluster slot, and does work bounded
-// by its arguments.
+// script takes the six keys of one shard (see shardKeys; add, on a single
+// server, those of several: see sendAdds) and reads the clock with TIME, so
+// it is atomic, runs on one cluster slot, and does work bounded by its
+// arguments.
 //
 //go:embed lua/*.lua
 var luaFiles embed.FS

@@ -1,7 +1,9 @@
 -- The keys of one shard, prepended to every script by scripts.go.
 --
 -- Every script receives the six keys of one shard, all carrying the same hash
--- tag, so it touches one cluster slot; no key name is ever built here.
+-- tag, so it touches one cluster slot; no key name is ever built here. Only
+-- add may receive several shards' keys, six by six, on a single server (see
+-- add.lua): it rebinds these names to each shard's keys in turn.
 local due   = KEYS[1] -- ZSET task key -> due ms (scheduled and waiting retries)
 local lease = KEYS[2] -- ZSET task key -> lease deadline ms (in flight)
 local dead  = KEYS[3] -- ZSET task key -> ms it died (capped)
