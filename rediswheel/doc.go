@@ -230,24 +230,27 @@
 //
 // # Costs
 //
-// An Add is one script call: HSETNX of the payload, ZADD of the due time,
-// HSET of the task record (one of each per call, whatever its tasks).
-// Adds made concurrently on one Queue share pipelines; AddBatch sends one
-// script call per shard for up to 256 tasks. Measured against asynq on a
-// 2-vCPU VM shared with other work, Redis 7.0 on loopback, medians of three
-// runs (docs/bench/redis.md): Add from 16 goroutines ~43k adds/s at ~10 µs of
-// Redis CPU each; AddBatch ~91k adds/s at ~5 µs; ~28k fires/s at ~16 µs per
-// task (claim and batched ack); lateness p99 ~10 ms (28 ms at worst) for
-// tasks due over 10 s. Redis
-// main-thread CPU, from TestBacklogDrainsInBoundedScripts on a 100k backlog:
-// ~1.2 ms per claim of 128 tasks, ~1.3 ms per batched ack of 128, ~20 µs per
-// task over a whole drain. No script does work that grows with the backlog.
-// Those figures predate the task record, history and retention: on a loaded
-// machine the record added about 1–1.7 µs of Redis CPU per task to a large
-// add call and about 40% to a claim, and the history about 4–5 µs per task
-// to a settle; they are to be measured again against asynq. Get costs about
-// 15–25 µs of Redis CPU above a PING; a List page of 100 about 4 ms on 16
-// shards (TestInspectionCost).
+// Adds made concurrently on one Queue are group-committed: while one batch
+// is on its way to Redis, the calls that arrive wait and then go out
+// together. With a *redis.Client (one server) a batch is one script call
+// whatever shards its tasks fall in; on a cluster it is one call per shard,
+// since a script must stay in one slot (a server that answers CROSSSLOT
+// makes the Queue fall back to per-shard calls for good). Per task a call
+// does one HSETNX of the payload; per shard one ZADD of the due times and
+// one HSET of the task records. AddBatch sends up to 256 tasks per call.
+//
+// Measured against asynq on one Redis 7.0 on loopback, a 2-vCPU VM, medians
+// of 3 interleaved runs with every feature of this package in
+// (docs/bench/redis.md): 4.3× asynq's fires/s, lateness p99 4.9 ms for tasks
+// due over 10 s, no early fire; single Add from 16 goroutines 1.13× asynq's
+// adds/s at about 14 µs of Redis CPU per add, AddBatch 3.7× at about 7 µs,
+// so bulk producers should use AddBatch. Per-call Redis CPU, measured on a
+// loaded machine: a claim of 128 tasks about 1–1.2 ms (the task record and
+// the unconfirmed count made it about 40% dearer), a settle of 128 about
+// 0.5–0.7 ms more than before the history; Get about 15–25 µs above a PING;
+// a List page of 100 about 4 ms on 16 shards (TestInspectionCost). No script
+// does work that grows with the backlog (TestBacklogDrainsInBoundedScripts
+// drains a 100k backlog in bounded calls).
 //
 // # Operations
 //
