@@ -208,7 +208,7 @@ func (t *Timer) resetAt(d, now time.Duration) bool {
 	due := tw.dueAfter(now, d)
 	s.mu.Lock()
 	if sched != nil {
-		sched.next = tw.timeOf(addDuration(now, d))
+		due = sched.resetLocked(tw, now, d, due)
 	}
 	if ct := e.owner.node; ct != nil && d > strongHorizon {
 		ct.weaken() // before the node may sit in a bucket past the horizon
