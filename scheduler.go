@@ -8,8 +8,9 @@ import (
 // A Scheduler says when a recurring job runs next.
 type Scheduler interface {
 	// Next returns the time of the run after one scheduled at prev (for the
-	// first run, prev is the time ScheduleFunc was called), or the zero Time
-	// for no more runs. The wheel calls Next with the lock of the wheel's
+	// first run, prev is the time ScheduleFunc was called; on the wall
+	// clock, also the wall clock's reading after runs it jumped past: see
+	// WallClock), or the zero Time for no more runs. The wheel calls Next with the lock of the wheel's
 	// first shard held, where every schedule of the wheel lives, so the Next
 	// calls of all the wheel's schedules are serialised, a Scheduler shared
 	// by several schedules included. Next must be quick and must not call

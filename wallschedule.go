@@ -12,7 +12,8 @@ import "time"
 // that a forward step of the wall clock, or a resume from suspend, is noticed
 // within it. A minute is cron's resolution: a job of a cron spec is then no
 // more than one of its own units late after a step, and a schedule pending
-// for a day costs 1440 re-arms (about 100 ns each) instead of one.
+// for a day costs 1440 re-arms of its timer (each a re-insertion on level 0
+// or 1, with no run) instead of one.
 const wallRecheck = time.Minute
 
 // wallClock is a Clock whose wall clock can differ from the monotonic time
