@@ -78,7 +78,8 @@ func (t *Timer) kind() timerKind {
 type timerState uint8
 
 const (
-	// stateIdle: never started; only a Timer whose first arming was skipped.
+	// stateIdle: never started: the zero value, which every constructor
+	// replaces (ScheduleFunc panics rather than return an idle Timer).
 	stateIdle timerState = iota
 	// statePending: will fire unless stopped. It is in a bucket; or its wheel
 	// has stopped, or it is due never, and then it never fires (Stop still

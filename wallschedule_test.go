@@ -238,3 +238,44 @@ func TestScheduleNeverRunsPanics(t *testing.T) {
 		func() { tw.ScheduleFunc(Every(time.Second), func() {}, nil) })
 	require.Zero(t, tw.Len())
 }
+
+// On the system clock: Next is handed time.Now's wall reading in time.Local,
+// with no monotonic reading, and a run comes no earlier than its time by the
+// wall clock (which here does not step).
+func TestWallScheduleSystemClock(t *testing.T) {
+	tw, err := New(time.Millisecond, 32)
+	require.NoError(t, err)
+	defer tw.Stop()
+	const n = 50
+	var wg sync.WaitGroup
+	wg.Add(n)
+	for i := range n {
+		once := &onceAt{d: time.Duration(i) * time.Millisecond}
+		before := time.Now().Round(0)
+		tw.ScheduleFunc(once, func() {
+			defer wg.Done()
+			now := time.Now()
+			if now.Before(once.at) {
+				t.Errorf("run at %v, before its time %v by the wall clock", now, once.at)
+			}
+		}, WallClock())
+		require.Equal(t, time.Local, once.handed.Location())
+		require.Equal(t, once.handed, once.handed.Round(0), "no monotonic reading")
+		require.False(t, once.handed.Before(before))
+	}
+	wg.Wait()
+}
+
+// onceAt is a Scheduler of one run, d after the time it is first handed.
+type onceAt struct {
+	d          time.Duration
+	handed, at time.Time // set by the first Next, under the wheel's lock
+}
+
+func (o *onceAt) Next(prev time.Time) time.Time {
+	if !o.at.IsZero() {
+		return time.Time{}
+	}
+	o.handed, o.at = prev, prev.Add(o.d)
+	return o.at
+}
