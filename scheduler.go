@@ -10,11 +10,11 @@ type Scheduler interface {
 	// Next returns the time of the run after one scheduled at prev (for the
 	// first run, prev is the time ScheduleFunc was called; on the wall
 	// clock, also the wall clock's reading after runs it jumped past: see
-	// WallClock), or the zero Time for no more runs. The wheel calls Next with the lock of the wheel's
-	// first shard held, where every schedule of the wheel lives, so the Next
-	// calls of all the wheel's schedules are serialised, a Scheduler shared
-	// by several schedules included. Next must be quick and must not call
-	// the wheel or its timers.
+	// WallClock), or the zero Time for no more runs. The wheel calls Next
+	// with the lock of the wheel's first shard held, where every schedule
+	// of the wheel lives, so the Next calls of all the wheel's schedules
+	// are serialised, a Scheduler shared by several schedules included.
+	// Next must be quick and must not call the wheel or its timers.
 	Next(prev time.Time) time.Time
 }
 
@@ -82,6 +82,7 @@ type ScheduleOption func(*schedule)
 //     the machine slept), the due run fires once, and the schedule resumes at
 //     Next of the wall clock's reading: the missed runs are dropped, not run
 //     one after another as on the monotonic clock.
+//   - Reset(d) moves the next run to d after the wall clock's reading.
 //   - The wheel reads the wall clock at least once every wallRecheck (one
 //     minute) of monotonic time while a run is pending, so a run is late by
 //     at most about a minute after a forward step or a resume (the monotonic
@@ -164,8 +165,10 @@ func (s *shard) scheduledTickLocked(next time.Time) int64 {
 	return max(s.wheel.dueAt(next.Sub(s.wheel.epoch)), s.currentTick+1)
 }
 
-// resetLocked moves the schedule's next run to d after wall time now, for
-// Timer.Reset, and returns its due tick, given due, the tick d after now.
+// resetLocked moves the schedule's next run to d from now, for Timer.Reset
+// at wheel time now, and returns its due tick, given due, the tick d after
+// now. On the wall clock, the run is d after the wall clock's reading, and
+// the timer is armed for wallRecheck at most, as every wall-clock run is.
 func (s *schedule) resetLocked(tw *TimingWheel, now, d time.Duration, due int64) int64 {
 	if !s.wall {
 		s.next = tw.timeOf(addDuration(now, d))
