@@ -1,6 +1,7 @@
 package timingwheel
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -82,4 +83,47 @@ func TestScheduleSkipIfStillRunning(t *testing.T) {
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
 	require.Eventually(t, cond, 10*time.Second, 100*time.Microsecond)
+}
+
+// On the real clock, with runs slower than the schedule's period and Stop
+// racing the runs: a SkipIfStillRunning schedule's runs never overlap, on the
+// wall clock as on the monotonic one, and every run began is counted fired.
+func TestScheduleSkipIfStillRunningNeverOverlaps(t *testing.T) {
+	for _, opts := range [][]Option{nil, {WithWorkerPool(4)}} {
+		tw, err := New(time.Millisecond, 32, opts...)
+		require.NoError(t, err)
+		const n = 8
+		var began atomic.Int64
+		timers := make([]*Timer, 0, 2*n)
+		for i := range 2 * n {
+			var inflight atomic.Int32
+			f := func() {
+				began.Add(1)
+				if inflight.Add(1) != 1 {
+					t.Error("runs of one SkipIfStillRunning schedule overlap")
+				}
+				time.Sleep(3 * time.Millisecond) // slower than the 1ms period
+				inflight.Add(-1)
+			}
+			s, sopts := Scheduler(Every(time.Millisecond)), []ScheduleOption{SkipIfStillRunning()}
+			if i%2 == 1 {
+				s, sopts = everyWall(time.Millisecond), append(sopts, WallClock())
+			}
+			timers = append(timers, tw.ScheduleFunc(s, f, sopts...))
+		}
+		time.Sleep(50 * time.Millisecond)
+		for _, tm := range timers {
+			require.True(t, tm.Stop())
+		}
+		tw.Stop() // waits for the pool's queued runs, not for goroutines
+		waitFor(t, func() bool {
+			for _, tm := range timers {
+				if tm.owner.schedule.running.Load() {
+					return false
+				}
+			}
+			return true
+		})
+		require.LessOrEqual(t, uint64(began.Load()), tw.Stats().Fired)
+	}
 }
