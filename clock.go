@@ -23,25 +23,52 @@ type Alarm = delayqueue.Alarm
 // (a callback's signal, a value on Timer.C) rather than assuming it happened
 // when Advance returns.
 //
+// A FakeClock has two clocks, as a machine does: the monotonic one that Now
+// reads and every timer measures, moved by Advance, and the wall clock that
+// Wall reads and schedules on the wall clock follow (see WallClock), moved by
+// Advance too and, on its own, by StepWall, which is how a test makes an NTP
+// step or a resume from suspend.
+//
 // The zero value is not usable; call NewFakeClock. A FakeClock is safe for
 // concurrent use.
 type FakeClock struct {
 	mu     sync.Mutex
 	start  time.Time
 	now    time.Time
+	wall   time.Duration           // the wall clock's offset from now, changed by StepWall
 	alarms map[*fakeAlarm]struct{} // armed alarms
 }
 
-// NewFakeClock returns a FakeClock that reads start until advanced.
+// NewFakeClock returns a FakeClock that reads start until advanced. Its times,
+// those of Wall included, are in start's location: that is the location of
+// the times a wheel on it hands to a Scheduler's Next.
 func NewFakeClock(start time.Time) *FakeClock {
 	return &FakeClock{start: start, now: start, alarms: make(map[*fakeAlarm]struct{})}
 }
 
-// Now returns the clock's current time.
+// Now returns the clock's current monotonic time.
 func (c *FakeClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
+}
+
+// Wall returns the clock's current wall-clock time: Now, moved by every
+// StepWall so far.
+func (c *FakeClock) Wall() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now.Add(c.wall)
+}
+
+// StepWall steps the wall clock by d, forward or back, and leaves the
+// monotonic clock alone: no alarm fires, and a timer's deadline does not
+// move. Advance(small) with StepWall(large) is a resume from suspend, during
+// which the monotonic clock stopped.
+func (c *FakeClock) StepWall(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.wall += d
 }
 
 // Advance moves the clock forward by d (d < 0 is ignored: the clock is

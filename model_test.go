@@ -306,7 +306,9 @@ func (h *harness) add(kind modelKind) {
 		var s Scheduler = Every(time.Duration(m.period))
 		desc := fmt.Sprintf("Every(%d)", m.period)
 		if h.c.intn(3) == 0 {
-			m.finite, m.left = true, int(h.c.intn(5))
+			// At least one run: a schedule with none panics (see
+			// TestScheduleNeverRunsPanics).
+			m.finite, m.left = true, 1+int(h.c.intn(4))
 			left := m.left // the wheel's copy of the countdown
 			s = countdown{left: &left, period: time.Duration(m.period)}
 			desc = fmt.Sprintf("countdown(%d, %d)", m.left, m.period)

@@ -6,6 +6,10 @@ type Stats struct {
 	Fired   uint64 // expirations: AfterFunc callbacks handed over, values sent on C (a Ticker's dropped ticks too), runs of schedules
 	Stopped uint64 // Stop calls that prevented a fire (not those that only discarded a value on C)
 	Dropped uint64 // timers pending when the wheel stopped
+	// Skipped counts the runs of SkipIfStillRunning schedules skipped
+	// because the schedule's previous run had not returned; they are not
+	// in Fired.
+	Skipped uint64
 	// Collected counts channel timers that were pending when their channel
 	// became unreachable: they were released without firing, as nobody
 	// could receive their value.
@@ -32,8 +36,8 @@ type Stats struct {
 // methods below, each with the shard's mu held, and not at all once the
 // shard has stopped (pending is then zero, and later arms are not counted).
 type counters struct {
-	pending                                        int
-	fired, stopped, dropped, collected, collisions uint64
+	pending                                                 int
+	fired, skipped, stopped, dropped, collected, collisions uint64
 }
 
 func (s *shard) noteArmed() { s.counters.pending++ }
@@ -42,6 +46,15 @@ func (s *shard) noteArmed() { s.counters.pending++ }
 // (a one-shot timer, or a schedule's last run).
 func (s *shard) noteFired(final bool) {
 	s.counters.fired++
+	if final {
+		s.counters.pending--
+	}
+}
+
+// noteSkipped counts a schedule's run skipped by SkipIfStillRunning; final
+// is as for noteFired.
+func (s *shard) noteSkipped(final bool) {
+	s.counters.skipped++
 	if final {
 		s.counters.pending--
 	}
@@ -86,6 +99,7 @@ func (tw *TimingWheel) Stats() Stats {
 		s := &tw.shards[i]
 		st.Pending += s.counters.pending
 		st.Fired += s.counters.fired
+		st.Skipped += s.counters.skipped
 		st.Stopped += s.counters.stopped
 		st.Dropped += s.counters.dropped
 		st.Collected += s.counters.collected

@@ -78,7 +78,8 @@ func (t *Timer) kind() timerKind {
 type timerState uint8
 
 const (
-	// stateIdle: never started; only a Timer whose first arming was skipped.
+	// stateIdle: never started: the zero value, which every constructor
+	// replaces (ScheduleFunc panics rather than return an idle Timer).
 	stateIdle timerState = iota
 	// statePending: will fire unless stopped. It is in a bucket; or its wheel
 	// has stopped, or it is due never, and then it never fires (Stop still
@@ -208,7 +209,7 @@ func (t *Timer) resetAt(d, now time.Duration) bool {
 	due := tw.dueAfter(now, d)
 	s.mu.Lock()
 	if sched != nil {
-		sched.next = tw.timeOf(addDuration(now, d))
+		due = sched.resetLocked(tw, now, d, due)
 	}
 	if ct := e.owner.node; ct != nil && d > strongHorizon {
 		ct.weaken() // before the node may sit in a bucket past the horizon
