@@ -34,4 +34,6 @@ func NewTimer(d time.Duration) *Timer { return defaultWheel().NewTimer(d) }
 func After(d time.Duration) <-chan time.Time { return defaultWheel().After(d) }
 
 // ScheduleFunc is Default().ScheduleFunc.
-func ScheduleFunc(s Scheduler, f func()) *Timer { return defaultWheel().ScheduleFunc(s, f) }
+func ScheduleFunc(s Scheduler, f func(), opts ...ScheduleOption) *Timer {
+	return defaultWheel().ScheduleFunc(s, f, opts...)
+}

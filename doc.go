@@ -91,7 +91,10 @@
 //     AfterFunc timer; channel timers follow Go 1.23 semantics (no stale
 //     value after Stop or Reset returns).
 //   - ScheduleFunc runs from the previous scheduled time (no drift), and no
-//     run starts after a Stop that returned true.
+//     run starts after a Stop that returned true. With WallClock() a
+//     schedule's times are read on the wall clock: never before them, even
+//     after the wall clock steps or the machine resumes (a step forward is
+//     noticed within about a minute, and missed runs run once).
 //   - d <= 0 fires promptly and asynchronously; durations up to
 //     math.MaxInt64 saturate instead of wrapping.
 //   - Stop of the wheel is idempotent, drops and releases pending timers,
