@@ -144,4 +144,10 @@
 // WithWorkerPool and WithInlineCallbacks trade that for lower cost. Lateness
 // is bounded by the tick, not by the runtime's netpoller. Use WithClock and
 // a FakeClock to test code built on a wheel without sleeping.
+//
+// A wheel made with New inside a testing/synctest bubble runs on the
+// bubble's fake time (its poller sleeps on the bubble's timers); Stop it
+// before the bubble ends, since its poller is a goroutine of the bubble. Do
+// not use the default wheel in a bubble: it outlives every test, so if a
+// bubble creates it, the poller belongs to that bubble.
 package timingwheel
