@@ -12,6 +12,7 @@ require (
 	github.com/hibiken/asynq v0.26.0
 	github.com/redis/go-redis/v9 v9.22.0
 	github.com/zeromicro/go-zero v1.10.3
+	go.uber.org/goleak v1.3.0
 	gonum.org/v1/plot v0.17.0
 )
 
