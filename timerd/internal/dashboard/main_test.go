@@ -139,7 +139,7 @@ const hostileKey = `<script>alert(1)</script>`
 // deadError is the error the fixture's dead tasks died of: HTML as well.
 const deadError = `HTTP 410 <b>gone</b>`
 
-// fixture fills q with tasks in every state but in flight, and returns once
+// fixture fills an empty q with tasks in every state but in flight, and returns once
 // they are all in place, with no worker left running:
 //
 //	dead      the keys in dead (Permanent(deadError) on their only delivery)
@@ -168,11 +168,19 @@ func fixture(t testing.TB, q *rediswheel.Queue, dead, done []string, due, schedu
 			return rediswheel.Permanent(errors.New(deadError))
 		})
 	}()
+	stopped := false
+	defer func() { // even when eventually fails: no worker outlives the test
+		if !stopped {
+			stop()
+			<-ran
+		}
+	}()
 	eventually(t, 10*time.Second, "the fixture's deliveries", func() bool {
 		st, err := q.Stats(ctx)
 		return err == nil && st.Total.Dead == int64(len(dead)) && st.Total.Retained == int64(len(done))
 	})
 	stop()
+	stopped = true
 	if err := <-ran; err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/go-timingwheel/timingwheel/rediswheel"
@@ -27,7 +28,7 @@ func (d *dashboard) task(w http.ResponseWriter, r *http.Request) {
 	info, err := d.Queue.Get(r.Context(), key)
 	switch {
 	case errors.Is(err, rediswheel.ErrNotFound):
-		msg := "No task " + key + ": never added, finished and no longer retained, or trimmed from the dead set."
+		msg := fmt.Sprintf("No task %q: never added, finished and no longer retained, or trimmed from the dead set.", key)
 		if o := outcomeOf(r); o != nil {
 			msg = o.Text + " " + msg
 		}
