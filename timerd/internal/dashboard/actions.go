@@ -60,7 +60,8 @@ func (d *dashboard) act(w http.ResponseWriter, r *http.Request, op string,
 // outcome is what a page shows of the action that led to it.
 type outcome struct {
 	OK   bool
-	Text string // includes the key: user data, escaped by the template
+	Key  string // the task's: user data, escaped by the template
+	Text string // includes the key
 }
 
 // outcomeTexts are the outcomes an action may report; a done parameter
@@ -83,5 +84,5 @@ func outcomeOf(r *http.Request) *outcome {
 	if !ok {
 		return nil
 	}
-	return &outcome{OK: t.ok, Text: fmt.Sprintf(t.text, q.Get("key"))}
+	return &outcome{OK: t.ok, Key: q.Get("key"), Text: fmt.Sprintf(t.text, q.Get("key"))}
 }

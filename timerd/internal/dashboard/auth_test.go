@@ -87,6 +87,10 @@ func TestLoginAndLogout(t *testing.T) {
 		t.Fatalf("GET /ui/ with the login's cookie: %d %s", r.status, r.body)
 	}
 
+	if r := get(t, h, "/ui/logout", true); r.status != http.StatusOK || r.header.Get("Set-Cookie") != "" ||
+		!strings.Contains(r.body, `<form method="post" action="/ui/logout">`) {
+		t.Fatalf("GET /ui/logout: %d, Set-Cookie %q; want the button and the session kept", r.status, r.header.Get("Set-Cookie"))
+	}
 	r = post(t, h, "/ui/logout", nil, true, nil)
 	if r.status != http.StatusSeeOther || r.header.Get("Location") != "/ui/login" {
 		t.Fatalf("logout: %d to %q", r.status, r.header.Get("Location"))
@@ -145,5 +149,21 @@ func TestCrossOriginPostsRefused(t *testing.T) {
 	}
 	if info, err := q.Get(context.Background(), "victim"); err != nil || info.State == rediswheel.StateDead {
 		t.Fatalf("victim after a same-origin Requeue: %+v, %v; want it out of the dead set", info, err)
+	}
+}
+
+// Without a token (allowed on loopback only: config's rule) the dashboard
+// is open: no login, no logout button.
+func TestOpenCheckerNeedsNoLogin(t *testing.T) {
+	h, err := New(Config{Queue: newQueue(t, standalone(t)), Auth: auth.New("")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := get(t, h, "/ui/", false)
+	if r.status != http.StatusOK || strings.Contains(r.body, "Log out") {
+		t.Fatalf("open dashboard: %d, a logout button: %v", r.status, strings.Contains(r.body, "Log out"))
+	}
+	if r := get(t, h, "/ui/login", false); r.status != http.StatusSeeOther || r.header.Get("Location") != "/ui/" {
+		t.Fatalf("open dashboard's login: %d to %q, want 303 to /ui/", r.status, r.header.Get("Location"))
 	}
 }

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/http/httptest"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -85,10 +87,13 @@ func TestBrowser(t *testing.T) {
 	// The dead set, reached by its link; Requeue on two rows.
 	run(t, ctx, "open the dead set", chromedp.Click(`a[href="/ui/dead"]`, chromedp.NodeVisible), chromedp.WaitVisible("table#dead"))
 	for _, key := range []string{"browser/dead-1", hostileKey} {
+		// The page we click on may already show an outcome (the last
+		// click's): wait for the next page's, which names this key.
 		var outcome string
 		run(t, ctx, "requeue "+key,
 			chromedp.Click(`tr[data-key="`+key+`"] button.requeue`, chromedp.NodeVisible),
-			chromedp.WaitVisible("#outcome"), chromedp.Text("#outcome", &outcome))
+			chromedp.WaitVisible(`#outcome[data-key="`+key+`"]`),
+			chromedp.Text("#outcome", &outcome))
 		if want := "Requeued " + strconv.Quote(key) + ": it is due now."; outcome != want {
 			t.Errorf("outcome %q, want %q", outcome, want)
 		}
@@ -119,6 +124,7 @@ func TestBrowser(t *testing.T) {
 // networking, component updates, sync, first-run tasks), and let it run as
 // root in a container (no sandbox, no GPU).
 func browser(t *testing.T) (context.Context, context.CancelFunc) {
+	profile := t.TempDir()
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(chromium),
 		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
@@ -127,10 +133,13 @@ func browser(t *testing.T) (context.Context, context.CancelFunc) {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 		chromedp.WindowSize(1280, 900),
 	)
 	ctx, cancelTab := chromedp.NewContext(alloc, chromedp.WithLogf(t.Logf))
+	// Chromium's helpers (zygote, renderer, GPU) may outlive the main
+	// process that cancelAlloc waits for by a moment; the test must not.
+	t.Cleanup(func() { waitGone(t, profile) })
 	// Start the browser now, so that a browser that cannot start fails here.
 	if err := chromedp.Run(ctx); err != nil {
 		cancelTab()
@@ -140,6 +149,38 @@ func browser(t *testing.T) (context.Context, context.CancelFunc) {
 	return ctx, func() {
 		cancelTab()
 		cancelAlloc()
+	}
+}
+
+// waitGone waits until no process runs with the browser profile dir, so
+// that no browser process outlives the test. It signals only processes whose
+// command line names that dir, which only the browser started here knows.
+func waitGone(t *testing.T, profile string) {
+	mark := []byte("--user-data-dir=" + profile)
+	ours := func() (pids []int) {
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			if err == nil && bytes.Contains(cmd, mark) {
+				pids = append(pids, pid)
+			}
+		}
+		return pids
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for pids := ours(); len(pids) > 0; pids = ours() {
+		if time.Now().After(deadline) {
+			t.Errorf("browser processes %v still running 5s after the browser closed; killing them", pids)
+			for _, pid := range pids {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -12,7 +12,7 @@
 //	POST /ui/requeue          key=K&from=dead|task: Queue.Requeue, then back with the outcome
 //	POST /ui/cancel           key=K&from=dead|task: Queue.Cancel, then back with the outcome
 //	GET  /ui/login            the token form; POST sets the session cookie
-//	POST /ui/logout           clears it
+//	POST /ui/logout           clears it (GET shows the button)
 //
 // States in URLs are spelled as in the /v1/ API (in_flight, not "in flight").
 // Every POST must come from a page of this dashboard: see sameOrigin
@@ -73,6 +73,7 @@ func New(cfg Config) (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /ui/login", d.loginForm)
 	mux.HandleFunc("POST /ui/login", d.login)
+	mux.Handle("GET /ui/logout", d.loggedIn(http.HandlerFunc(d.logoutForm)))
 	mux.Handle("POST /ui/logout", d.loggedIn(http.HandlerFunc(d.logout)))
 	mux.Handle("GET /ui/{$}", d.loggedIn(http.HandlerFunc(d.overview)))
 	mux.Handle("GET /ui/tasks", d.loggedIn(http.HandlerFunc(d.tasks)))

@@ -27,7 +27,7 @@ func TestDeadSetRequeueAndCancel(t *testing.T) {
 				t.Fatalf("dead set page lacks %s: %s", row, r.body)
 			}
 		}
-		if strings.Contains(r.body, `data-key="ok"`) {
+		if strings.Contains(r.body, `<tr data-key="ok">`) {
 			t.Fatalf("dead set page shows a done task")
 		}
 		if n := strings.Count(r.body, `<button class="requeue">`); n != 3 {
@@ -43,7 +43,7 @@ func TestDeadSetRequeueAndCancel(t *testing.T) {
 		if got := cellsByID(page.body)["outcome"]; got != "Requeued &#34;d1&#34;: it is due now." {
 			t.Errorf("outcome after requeue: %q", got)
 		}
-		if strings.Contains(page.body, `data-key="d1"`) {
+		if strings.Contains(page.body, `<tr data-key="d1">`) {
 			t.Errorf("d1 still listed in the dead set after Requeue")
 		}
 

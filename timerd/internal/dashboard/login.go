@@ -57,6 +57,11 @@ func (d *dashboard) login(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/ui/", http.StatusSeeOther)
 }
 
+// logoutForm is the page of a GET /ui/logout: the button that POSTs it.
+func (d *dashboard) logoutForm(w http.ResponseWriter, r *http.Request) {
+	d.render(w, r, http.StatusOK, "logout", "Log out", nil)
+}
+
 // logout clears the session cookie. It is a POST (a button on every page),
 // so that another site cannot log an operator out with a link.
 func (d *dashboard) logout(w http.ResponseWriter, r *http.Request) {

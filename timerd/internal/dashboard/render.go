@@ -20,7 +20,7 @@ var style string
 
 // pageNames are the templates under templates/, each a "content" block that
 // layout.html wraps.
-var pageNames = []string{"login", "overview", "tasks", "dead", "task", "error"}
+var pageNames = []string{"login", "logout", "overview", "tasks", "dead", "task", "error"}
 
 // pages holds each page's template set: layout.html and the page.
 type pages map[string]*template.Template
