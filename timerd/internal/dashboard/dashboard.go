@@ -1,8 +1,89 @@
 // Package dashboard is timerd's web page under /ui/: server-rendered
-// html/template, minimal JavaScript, no build step.
+// html/template, inline CSS, no JavaScript, no build step. It reads and
+// steers the rediswheel Queue directly; it does not go through the /v1/ API.
 //
-// Contract (implemented by the dashboard helper):
+// Pages (every one but /ui/login redirects to /ui/login unless the request
+// is auth.Checker.Valid):
 //
-//	type Config struct { Queue *rediswheel.Queue; Auth *auth.Checker; Namespace string; Log *slog.Logger }
-//	func New(cfg Config) (http.Handler, error) // serves the full paths /ui/...; handles its own login
+//	GET  /ui/                 overview: rediswheel Stats, in total and per shard
+//	GET  /ui/tasks?state=S    one state's tasks, 50 a page (Queue.List; &cursor= for the next)
+//	GET  /ui/dead             the dead set, with Requeue and Cancel per task
+//	GET  /ui/task?key=K       one task (Queue.Get) and its delivery log; 404 for an unknown key
+//	POST /ui/requeue          key=K&from=dead|task: Queue.Requeue, then back with the outcome
+//	POST /ui/cancel           key=K&from=dead|task: Queue.Cancel, then back with the outcome
+//	GET  /ui/login            the token form; POST sets the session cookie
+//	POST /ui/logout           clears it (GET shows the button)
+//
+// States in URLs are spelled as in the /v1/ API (in_flight, not "in flight").
+// Every POST must come from a page of this dashboard: see sameOrigin
+// (csrf.go). Every response carries a Content-Security-Policy that allows no
+// script at all, X-Frame-Options DENY and nosniff (headers.go). Every task
+// key, error and other value from Redis is user data: html/template escapes
+// it for the context it lands in.
 package dashboard
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/auth"
+)
+
+// ErrConfig reports a Config that New cannot work with.
+var ErrConfig = errors.New("dashboard: bad config")
+
+// Config is what the dashboard needs.
+type Config struct {
+	Queue *rediswheel.Queue // required
+	Auth  *auth.Checker     // required; an Open Checker lets everyone in
+	// Namespace is shown in every page's title bar, so that an operator
+	// knows which wheel they are steering; it is not used for Redis.
+	Namespace string
+	Log       *slog.Logger // Redis errors and refused requests; nil: discarded
+}
+
+// dashboard serves the pages; its fields are set by New and read only.
+type dashboard struct {
+	Config
+	pages pages
+}
+
+// New returns the handler of every path under /ui/ (full paths: mount it at
+// "/ui/" on the server's mux). It checks cfg and makes no call to Redis; the
+// errors it returns wrap ErrConfig.
+func New(cfg Config) (http.Handler, error) {
+	if cfg.Queue == nil {
+		return nil, fmt.Errorf("%w: nil Queue", ErrConfig)
+	}
+	if cfg.Auth == nil {
+		return nil, fmt.Errorf("%w: nil Auth", ErrConfig)
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	p, err := parsePages()
+	if err != nil {
+		return nil, err
+	}
+	d := &dashboard{Config: cfg, pages: p}
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /ui/login", d.loginForm)
+	mux.HandleFunc("POST /ui/login", d.login)
+	mux.Handle("GET /ui/logout", d.loggedIn(http.HandlerFunc(d.logoutForm)))
+	mux.Handle("POST /ui/logout", d.loggedIn(http.HandlerFunc(d.logout)))
+	mux.Handle("GET /ui/{$}", d.loggedIn(http.HandlerFunc(d.overview)))
+	mux.Handle("GET /ui/tasks", d.loggedIn(http.HandlerFunc(d.tasks)))
+	mux.Handle("GET /ui/dead", d.loggedIn(http.HandlerFunc(d.dead)))
+	mux.Handle("GET /ui/task", d.loggedIn(http.HandlerFunc(d.task)))
+	mux.Handle("POST /ui/requeue", d.loggedIn(http.HandlerFunc(d.requeue)))
+	mux.Handle("POST /ui/cancel", d.loggedIn(http.HandlerFunc(d.cancel)))
+	mux.Handle("/ui/", d.loggedIn(http.HandlerFunc(d.notFound)))
+	mux.Handle("GET /ui", http.RedirectHandler("/ui/", http.StatusMovedPermanently))
+	// sameOrigin before anything else, so that a cross-site POST learns
+	// nothing, not even whether its session was valid.
+	return securityHeaders(d.sameOrigin(mux)), nil
+}

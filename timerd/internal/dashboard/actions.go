@@ -1,0 +1,88 @@
+package dashboard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/go-timingwheel/timingwheel/rediswheel"
+)
+
+// The two actions are POST forms with the fields key (the task's) and from
+// ("dead" or "task": the page to go back to, never a URL, so that no form
+// can send the browser elsewhere). Each answers 303 See Other to that page
+// with the outcome in its query (done=<outcome>&key=<key>), which the page
+// shows above its content: reloading it repeats nothing.
+
+// requeue moves a dead task back to due now (Queue.Requeue).
+func (d *dashboard) requeue(w http.ResponseWriter, r *http.Request) {
+	d.act(w, r, "Requeue", d.Queue.Requeue, "requeued", "not_dead")
+}
+
+// cancel cancels a task (Queue.Cancel): at once if it is scheduled, retrying
+// or dead; at the end of its delivery if it is in flight.
+func (d *dashboard) cancel(w http.ResponseWriter, r *http.Request) {
+	d.act(w, r, "Cancel", d.Queue.Cancel, "cancelled", "not_found")
+}
+
+func (d *dashboard) act(w http.ResponseWriter, r *http.Request, op string,
+	do func(context.Context, string) (bool, error), yes, no string) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	if err := r.ParseForm(); err != nil {
+		d.fail(w, r, http.StatusBadRequest, "Unreadable form: "+err.Error())
+		return
+	}
+	key, from := r.PostForm.Get("key"), r.PostForm.Get("from")
+	if from != "dead" && from != "task" {
+		d.fail(w, r, http.StatusBadRequest, "The form's from field must be dead or task.")
+		return
+	}
+	ok, err := do(r.Context(), key)
+	switch {
+	case errors.Is(err, rediswheel.ErrKey):
+		d.fail(w, r, http.StatusBadRequest, err.Error())
+		return
+	case err != nil:
+		d.failRedis(w, r, op, err)
+		return
+	}
+	d.Log.Info("dashboard: "+op, "key", key, "done", ok, "remote", r.RemoteAddr)
+	done := no
+	if ok {
+		done = yes
+	}
+	q := url.Values{"key": {key}, "done": {done}}
+	http.Redirect(w, r, "/ui/"+from+"?"+q.Encode(), http.StatusSeeOther)
+}
+
+// outcome is what a page shows of the action that led to it.
+type outcome struct {
+	OK   bool
+	Key  string // the task's: user data, escaped by the template
+	Text string // includes the key
+}
+
+// outcomeTexts are the outcomes an action may report; a done parameter
+// not among them is ignored, so a link cannot make a page say anything but
+// these (with its key).
+var outcomeTexts = map[string]struct {
+	ok   bool
+	text string
+}{
+	"requeued":  {true, "Requeued %q: it is due now."},
+	"not_dead":  {false, "%q was not in the dead set: nothing requeued."},
+	"cancelled": {true, "Cancelled %q."},
+	"not_found": {false, "There was no task %q: nothing cancelled."},
+}
+
+// outcomeOf is the outcome named by r's query, or nil.
+func outcomeOf(r *http.Request) *outcome {
+	q := r.URL.Query()
+	t, ok := outcomeTexts[q.Get("done")]
+	if !ok {
+		return nil
+	}
+	return &outcome{OK: t.ok, Key: q.Get("key"), Text: fmt.Sprintf(t.text, q.Get("key"))}
+}

@@ -1,0 +1,214 @@
+package dashboard
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	cdppage "github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+	"github.com/go-timingwheel/timingwheel/rediswheel"
+)
+
+// chromium is Debian's browser, installed by scripts/chromium.sh.
+const chromium = "/usr/bin/chromium"
+
+// The dashboard in a real headless Chromium against real Redis: log in
+// through the form, read the counts Stats reports off the overview, open the
+// dead set, press Requeue on two tasks (one whose key is HTML) and check in
+// Redis that they left the dead set. Screenshots of the overview and of the
+// dead set after the requeues go to $TIMERD_ARTIFACTS (default: the test's
+// temporary directory), and the test logs their paths.
+func TestBrowser(t *testing.T) {
+	if _, err := os.Stat(chromium); err != nil {
+		required(t, chromium+" is missing (scripts/chromium.sh installs it)")
+	}
+	q := newQueue(t, standalone(t))
+	fixture(t, q, []string{"browser/dead-1", "browser/dead-2", hostileKey}, []string{"browser/done"}, 3, 5)
+	srv := httptest.NewServer(newDashboard(t, q))
+	defer srv.Close()
+	artifacts := os.Getenv("TIMERD_ARTIFACTS")
+	if artifacts == "" {
+		artifacts = t.TempDir()
+	}
+
+	ctx, cancel := browser(t)
+	defer cancel()
+	// No page may open a dialog: a script that ran would (hostileKey is alert(1)).
+	dialogs := make(chan string, 1)
+	chromedp.ListenTarget(ctx, func(ev any) {
+		if d, ok := ev.(*cdppage.EventJavascriptDialogOpening); ok {
+			select {
+			case dialogs <- d.Message:
+			default:
+			}
+		}
+	})
+
+	// Log in through the form: /ui/ sends us to it first.
+	var loginURL string
+	run(t, ctx, "open /ui/", chromedp.Navigate(srv.URL+"/ui/"), chromedp.WaitVisible("#token"), chromedp.Location(&loginURL))
+	if loginURL != srv.URL+"/ui/login" {
+		t.Fatalf("/ui/ without a session led to %s, want the login page", loginURL)
+	}
+	run(t, ctx, "log in", chromedp.SendKeys("#token", testToken), chromedp.Click("#login"), chromedp.WaitVisible("#total-due"))
+
+	// The overview shows Stats' counts, styled (the CSP let the style in).
+	st := stats(t, q)
+	var due, scheduled, dead, retained, headerColor string
+	run(t, ctx, "read the overview",
+		chromedp.Text("#total-due", &due), chromedp.Text("#total-scheduled", &scheduled),
+		chromedp.Text("#total-dead", &dead), chromedp.Text("#total-retained", &retained),
+		chromedp.Evaluate(`getComputedStyle(document.querySelector("header")).backgroundColor`, &headerColor))
+	for name, got := range map[string]struct {
+		text string
+		want int64
+	}{"due": {due, st.Total.Due}, "scheduled": {scheduled, st.Total.Scheduled}, "dead": {dead, st.Total.Dead}, "retained": {retained, st.Total.Retained}} {
+		if strings.TrimSpace(got.text) != strconv.FormatInt(got.want, 10) {
+			t.Errorf("overview shows %s %q, Stats says %d", name, got.text, got.want)
+		}
+	}
+	if st.Total.Dead != 3 || st.Total.Due != 3 || st.Total.Scheduled != 5 || st.Total.Retained != 1 {
+		t.Errorf("Stats %+v, not what the fixture made", st.Total)
+	}
+	if headerColor != "rgb(38, 50, 56)" {
+		t.Errorf("header background %q: the page's CSS did not apply (CSP hash?)", headerColor)
+	}
+	screenshot(t, ctx, filepath.Join(artifacts, "dashboard-overview.png"))
+
+	// The dead set, reached by its link; Requeue on two rows.
+	run(t, ctx, "open the dead set", chromedp.Click(`a[href="/ui/dead"]`, chromedp.NodeVisible), chromedp.WaitVisible("table#dead"))
+	for _, key := range []string{"browser/dead-1", hostileKey} {
+		// The page we click on may already show an outcome (the last
+		// click's): wait for the next page's, which names this key.
+		var outcome string
+		run(t, ctx, "requeue "+key,
+			chromedp.Click(`tr[data-key="`+key+`"] button.requeue`, chromedp.NodeVisible),
+			chromedp.WaitVisible(`#outcome[data-key="`+key+`"]`),
+			chromedp.Text("#outcome", &outcome))
+		if want := "Requeued " + strconv.Quote(key) + ": it is due now."; outcome != want {
+			t.Errorf("outcome %q, want %q", outcome, want)
+		}
+		info, err := q.Get(context.Background(), key)
+		if err != nil || info.State == rediswheel.StateDead {
+			t.Errorf("%s after Requeue in the browser: %+v, %v; want it out of the dead set", key, info, err)
+		}
+	}
+	var rows int
+	run(t, ctx, "count dead rows", chromedp.Evaluate(`document.querySelectorAll("table#dead tr[data-key]").length`, &rows))
+	if rows != 1 || stats(t, q).Total.Dead != 1 {
+		t.Errorf("dead set after two requeues: %d rows on the page, %d in Redis; want 1", rows, stats(t, q).Total.Dead)
+	}
+	screenshot(t, ctx, filepath.Join(artifacts, "dashboard-dead.png"))
+
+	select {
+	case msg := <-dialogs:
+		t.Errorf("a page opened a JavaScript dialog %q: a script ran", msg)
+	default:
+	}
+}
+
+// browser starts a headless Chromium with a fresh profile and a tab in it;
+// cancel closes the browser and waits for its process to end.
+//
+// The flags keep it from reaching for the network, which this machine does
+// not have and without which Chromium stalls for a minute (QUIC, background
+// networking, component updates, sync, first-run tasks), and let it run as
+// root in a container (no sandbox, no GPU).
+func browser(t *testing.T) (context.Context, context.CancelFunc) {
+	profile := t.TempDir()
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(chromium),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.UserDataDir(profile),
+		chromedp.WindowSize(1280, 900),
+	)
+	ctx, cancelTab := chromedp.NewContext(alloc, chromedp.WithLogf(t.Logf))
+	// Chromium's helpers (zygote, renderer, GPU) may outlive the main
+	// process that cancelAlloc waits for by a moment; the test must not.
+	t.Cleanup(func() { waitGone(t, profile) })
+	// Start the browser now, so that a browser that cannot start fails here.
+	if err := chromedp.Run(ctx); err != nil {
+		cancelTab()
+		cancelAlloc()
+		t.Fatalf("starting %s: %v", chromium, err)
+	}
+	return ctx, func() {
+		cancelTab()
+		cancelAlloc()
+	}
+}
+
+// waitGone waits until no process runs with the browser profile dir, so
+// that no browser process outlives the test. It signals only processes whose
+// command line names that dir, which only the browser started here knows.
+func waitGone(t *testing.T, profile string) {
+	mark := []byte("--user-data-dir=" + profile)
+	ours := func() (pids []int) {
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			if err == nil && bytes.Contains(cmd, mark) {
+				pids = append(pids, pid)
+			}
+		}
+		return pids
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for pids := ours(); len(pids) > 0; pids = ours() {
+		if time.Now().After(deadline) {
+			t.Errorf("browser processes %v still running 5s after the browser closed; killing them", pids)
+			for _, pid := range pids {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// run runs actions in the tab, each step within 30 seconds.
+func run(t *testing.T, ctx context.Context, step string, actions ...chromedp.Action) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Run(ctx, actions...); err != nil {
+		var where string
+		chromedp.Run(ctx, chromedp.Location(&where))
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = errors.New("timed out after 30s")
+		}
+		t.Fatalf("%s (at %s): %v", step, where, err)
+	}
+}
+
+// screenshot saves the whole page as a PNG at path, and logs the path.
+func screenshot(t *testing.T, ctx context.Context, path string) {
+	t.Helper()
+	var png []byte
+	run(t, ctx, "screenshot", chromedp.FullScreenshot(&png, 100))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", path)
+}

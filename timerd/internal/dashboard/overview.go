@@ -1,0 +1,32 @@
+package dashboard
+
+import (
+	"net/http"
+
+	"github.com/go-timingwheel/timingwheel/rediswheel"
+)
+
+type overviewData struct {
+	Stats  rediswheel.Stats
+	States []rediswheel.State
+}
+
+// overview shows rediswheel's Stats as they are: per shard and in total, the
+// tasks due now, scheduled later (retries waiting included), in flight,
+// dead and retained; whether claims are paused; and the lateness, Stats'
+// OldestDue: how long the oldest due task has waited past its due time (0
+// when nothing is due; in the total, the largest of the shards'). That is
+// the wait a task becoming due now would see, not a delivery percentile:
+// rediswheel keeps none (rwmetrics exports the same OldestDue as a gauge).
+//
+// Stats counts places in Redis, lists count states: due and scheduled
+// together are the scheduled and retrying states, retained is done and
+// cancelled. The page links to the lists by state.
+func (d *dashboard) overview(w http.ResponseWriter, r *http.Request) {
+	st, err := d.Queue.Stats(r.Context())
+	if err != nil {
+		d.failRedis(w, r, "Stats", err)
+		return
+	}
+	d.render(w, r, http.StatusOK, "overview", "Overview", overviewData{Stats: st, States: states})
+}

@@ -1,0 +1,50 @@
+package dashboard
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/go-timingwheel/timingwheel/rediswheel"
+)
+
+type taskData struct {
+	Info    rediswheel.TaskInfo
+	Outcome *outcome
+	// CanCancel and CanRequeue say which buttons the task's state allows.
+	CanCancel, CanRequeue bool
+}
+
+// task shows one task (Queue.Get): its state, times, attempts, last error,
+// policy and delivery log, with Cancel while it is pending or dead and
+// Requeue while it is dead. The search form of every page leads here. No key
+// is a 400; a key in no state a 404.
+func (d *dashboard) task(w http.ResponseWriter, r *http.Request) {
+	key := r.URL.Query().Get("key")
+	if key == "" {
+		d.fail(w, r, http.StatusBadRequest, "Give a task key to look for.")
+		return
+	}
+	info, err := d.Queue.Get(r.Context(), key)
+	switch {
+	case errors.Is(err, rediswheel.ErrNotFound):
+		msg := fmt.Sprintf("No task %q: never added, finished and no longer retained, or trimmed from the dead set.", key)
+		if o := outcomeOf(r); o != nil {
+			msg = o.Text + " " + msg
+		}
+		d.fail(w, r, http.StatusNotFound, msg)
+		return
+	case errors.Is(err, rediswheel.ErrKey):
+		d.fail(w, r, http.StatusBadRequest, err.Error())
+		return
+	case err != nil:
+		d.failRedis(w, r, "Get", err)
+		return
+	}
+	pending := info.State == rediswheel.StateScheduled || info.State == rediswheel.StateRetrying ||
+		info.State == rediswheel.StateInFlight
+	d.render(w, r, http.StatusOK, "task", "Task", taskData{
+		Info: info, Outcome: outcomeOf(r),
+		CanCancel: pending || info.State == rediswheel.StateDead, CanRequeue: info.State == rediswheel.StateDead,
+	})
+}
