@@ -1,12 +1,14 @@
 # make demo   the main job: the wheel beside time.AfterFunc on a simulated server (needs only Go)
-# make test   vet, then every package's tests under -race, Redis included (installs and starts it)
+# make test   vet, then every package's tests under -race, Redis and timerd included (installs and
+#             starts Redis, installs Chromium for the dashboard's browser test)
+# make timerd the delayed-task service on 127.0.0.1:8080, against the Redis that scripts/redis.sh starts
 # make bench  benchmarks and docs/BENCHMARKS.md (BENCH_QUICK=1 for a run under 5 minutes)
 # make lint / make cover / make fuzz
 
 GO      ?= go
 FUZZTIME ?= 30s
 
-.PHONY: all demo test vet test-core test-redis bench bench-core lint cover fuzz
+.PHONY: all demo test vet test-core test-redis bench bench-core lint cover fuzz timerd
 
 all: test
 
@@ -21,20 +23,24 @@ vet:
 	cd rediswheel/rwmetrics && $(GO) vet ./...
 	cd examples/cron && $(GO) vet ./...
 	cd bench && $(GO) vet ./...
+	cd timerd && $(GO) vet ./...
 
 test-core:
 	$(GO) test -race -count=1 -timeout 8m ./...
 	cd examples/cron && $(GO) test -race -count=1 ./...
 
 # The Redis servers are started and stopped by pid by scripts/redis.sh, even
-# when the tests fail.
+# when the tests fail. timerd's tests run on the same servers; its dashboard's
+# browser test saves its screenshots in .artifacts/.
 test-redis:
 	@set -e; \
 	trap '$(CURDIR)/scripts/redis.sh down' EXIT; \
 	$(CURDIR)/scripts/redis.sh up; \
+	$(CURDIR)/scripts/chromium.sh; \
 	. ./.redis/env; \
-	cd rediswheel && REDISWHEEL_REQUIRE=1 $(GO) test -race -count=1 -timeout 8m ./...; \
-	cd rwmetrics && REDISWHEEL_REQUIRE=1 $(GO) test -race -count=1 -timeout 8m ./...
+	(cd rediswheel && REDISWHEEL_REQUIRE=1 $(GO) test -race -count=1 -timeout 8m ./...); \
+	(cd rediswheel/rwmetrics && REDISWHEEL_REQUIRE=1 $(GO) test -race -count=1 -timeout 8m ./...); \
+	(cd timerd && TIMERD_REQUIRE=1 TIMERD_ARTIFACTS=$(CURDIR)/.artifacts $(GO) test -race -count=1 -timeout 8m ./...)
 
 # Root-package benchmarks against the runtime's timers, in one run; each
 # HeapPerTimer iteration arms a million timers, so it runs once per count.
