@@ -8,8 +8,6 @@ import (
 	"net"
 	"net/http"
 	"time"
-
-	"github.com/go-timingwheel/timingwheel/rediswheel"
 )
 
 // HTTP server limits. Bodies are bounded by -max-body in the API; these
@@ -68,10 +66,9 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	}()
 	workersErr := make(chan error, 1)
 	if s.cfg.Workers {
-		mux := rediswheel.NewMux()
-		mux.Handle(rediswheel.HTTPTaskType, rediswheel.HTTPHandler(s.guard.Client()))
+		h := workerHandler(s.guard)
 		go func() {
-			err := s.queue.Run(stop, mux.Handler)
+			err := s.queue.Run(stop, h)
 			if err != nil {
 				err = fmt.Errorf("server: workers: %w", err)
 				cancel(err)
