@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-		"net/http"
+	"net/http"
 	"net/url"
 	"testing"
 	"time"
@@ -25,7 +25,7 @@ const shards = 4
 // Drop direct once the real API is in.
 type tasks struct {
 	t      *testing.T
-	base   string // http://addr of a timerd
+	base   string            // http://addr of a timerd
 	q      *rediswheel.Queue // the test's handle on the namespace
 	direct bool              // the API is the placeholder: use q
 	probed bool
@@ -91,4 +91,3 @@ func (ts *tasks) do(method, path string, body []byte) *http.Response {
 	resp.Body.Close()
 	return resp
 }
-
