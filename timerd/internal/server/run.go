@@ -84,7 +84,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 		"namespace", s.cfg.Namespace, "concurrency", s.cfg.Concurrency)
 
 	<-stop.Done()
-	s.log.Info("shutting down", "cause", context.Cause(stop).Error(), "grace", s.cfg.ShutdownGrace)
+	s.log.Info("shutting down", "cause", context.Cause(stop).Error(), "grace", s.cfg.ShutdownGrace.String())
 	var errs []error
 	httpCtx, httpCancel := context.WithTimeout(context.Background(), max(s.cfg.ShutdownGrace, minHTTPShutdown))
 	if err := srv.Shutdown(httpCtx); err != nil {
