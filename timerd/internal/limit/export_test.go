@@ -12,5 +12,5 @@ func (l *Limiter) Buckets() int {
 	return len(l.buckets)
 }
 
-// MaxClients is maxClients.
-const MaxClients = maxClients
+// SetMaxClients lowers l's cap on buckets, for tests.
+func (l *Limiter) SetMaxClients(n int) { l.cap = n }

@@ -34,6 +34,7 @@ type Limiter struct {
 	rate  float64 // tokens per second; 0: no limit
 	burst float64
 	now   func() time.Time // time.Now; tests replace it
+	cap   int              // maxClients; tests lower it
 
 	// mu guards buckets and lastSweep.
 	mu        sync.Mutex
@@ -53,7 +54,8 @@ func New(perSecond float64, burst int) *Limiter {
 	if perSecond < 0 || math.IsNaN(perSecond) || math.IsInf(perSecond, 0) {
 		panic("limit.New: perSecond must be finite and ≥ 0")
 	}
-	return &Limiter{rate: perSecond, burst: float64(max(burst, 1)), now: time.Now, buckets: map[string]*bucket{}}
+	return &Limiter{rate: perSecond, burst: float64(max(burst, 1)), now: time.Now, cap: maxClients,
+		buckets: map[string]*bucket{}}
 }
 
 // Wrap passes to next the requests within their client's limit and answers
@@ -104,12 +106,12 @@ func (l *Limiter) refill() time.Duration {
 
 // sweep deletes the full buckets, at most once per refill period (at least a
 // second), so its cost is spread over the requests of that period; then, if
-// there are still maxClients, any buckets until a tenth of the room is free,
+// there are still maxClients (l.cap), any buckets until a tenth of the room is free,
 // so the next forced sweep is that many new clients away. Memory is so
 // bounded by the clients seen in one refill period, at most maxClients.
 func (l *Limiter) sweep(now time.Time) {
 	period := max(l.refill(), time.Second)
-	if now.Sub(l.lastSweep) < period && len(l.buckets) < maxClients {
+	if now.Sub(l.lastSweep) < period && len(l.buckets) < l.cap {
 		return
 	}
 	l.lastSweep = now
@@ -120,7 +122,7 @@ func (l *Limiter) sweep(now time.Time) {
 		}
 	}
 	for k := range l.buckets { // map order: an arbitrary choice
-		if len(l.buckets) < maxClients-maxClients/10 {
+		if len(l.buckets) < l.cap-l.cap/10 {
 			break
 		}
 		delete(l.buckets, k)
