@@ -1,12 +1,111 @@
 // Package config is timerd's configuration: flags with environment
 // fallbacks (README.md, "Configuration"), validated before anything starts.
 //
-// Contract (implemented by the server helper):
-//
-//	type Config struct { Listen, RedisURL, Namespace string; RedisCluster, Workers bool; Shards, Concurrency int;
-//	    Token string; AllowCallback []string; MaxBody int64; Rate float64; Retention, ShutdownGrace time.Duration;
-//	    History int; LogLevel slog.Level }
-//	func Parse(args []string, getenv func(string) string) (Config, error)
-//	// Parse refuses a non-loopback Listen without a token (ErrNoToken), and every bad value with an
-//	// error naming the flag.
+// Each setting comes from its flag if the flag is given, else from its
+// environment variable if that is non-empty, else from its default. Parse
+// checks every value and names the flag (and its variable) of the first bad
+// one, so a process with a bad configuration stops before it touches Redis.
 package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+)
+
+// ErrNoToken is returned by Parse for a listen address that is not loopback
+// when no token is configured: the API would be open to anyone who can reach
+// it.
+var ErrNoToken = errors.New("config: a non-loopback -listen address needs a token (-token-file or TIMERD_TOKEN)")
+
+// Config is timerd's configuration. The zero Config is not valid: get one
+// from Parse.
+type Config struct {
+	Listen        string // host:port; loopback unless Token is set
+	Token         string // the bearer token; "" only on a loopback Listen
+	RedisURL      string // go-redis URL, credentials and TLS (rediss://) included
+	RedisCluster  bool   // RedisURL is a cluster URL (redis.ParseClusterURL)
+	Namespace     string // rediswheel namespace
+	Shards        int    // rediswheel Shards: the same in every process of a namespace
+	Concurrency   int    // callbacks in flight per process
+	Workers       bool   // deliver callbacks; false: API only
+	AllowCallback []string
+	MaxBody       int64   // request body limit, bytes
+	Rate          float64 // API requests per second per client address; 0: no limit
+	Retention     time.Duration
+	History       int
+	ShutdownGrace time.Duration
+	// Lease is rediswheel's Lease: how long a task claimed by a process that
+	// then dies waits before another process delivers it.
+	Lease    time.Duration
+	LogLevel slog.Level
+}
+
+// Parse reads the configuration from args (without the program name) and
+// getenv (os.Getenv in main). It returns ErrNoToken for a non-loopback
+// Listen without a token, flag.ErrHelp for -h, and for any other bad value
+// an error naming its flag. It prints nothing; Usage does.
+func Parse(args []string, getenv func(string) string) (Config, error) {
+	fs := flag.NewFlagSet("timerd", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	values := make([]*value, len(settings))
+	for i, s := range settings {
+		values[i] = &value{isBool: s.isBool}
+		fs.Var(values[i], s.name, s.usage)
+	}
+	if err := fs.Parse(args); err != nil {
+		return Config{}, err
+	}
+	if fs.NArg() > 0 {
+		return Config{}, fmt.Errorf("config: unexpected argument %q (every setting is a flag)", fs.Arg(0))
+	}
+	var c Config
+	for i, s := range settings {
+		v := s.def
+		if values[i].set {
+			v = values[i].s
+		} else if e := getenv(s.env); e != "" {
+			v = e
+		}
+		if err := s.apply(&c, v); err != nil {
+			return Config{}, fmt.Errorf("config: -%s (%s) %q: %w", s.name, s.env, v, err)
+		}
+	}
+	if err := checkRedisURL(c); err != nil {
+		return Config{}, err
+	}
+	if c.Token == "" {
+		c.Token = getenv("TIMERD_TOKEN")
+	}
+	if err := checkListen(c.Listen, c.Token != ""); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// Usage writes the flags, their variables and defaults to w.
+func Usage(w io.Writer) {
+	fmt.Fprintf(w, "usage: timerd [flags]\n\nEach flag falls back to its environment variable; the token is read from -token-file or TIMERD_TOKEN.\n\n")
+	for _, s := range settings {
+		fmt.Fprintf(w, "  -%s (%s, default %q)\n    \t%s\n", s.name, s.env, s.def, s.usage)
+	}
+}
+
+// value is a flag that remembers whether it was given, so an unset flag
+// falls back to the environment; isBool lets "-workers" stand for
+// "-workers=true".
+type value struct {
+	s      string
+	set    bool
+	isBool bool
+}
+
+func (v *value) String() string   { return v.s }
+func (v *value) IsBoolFlag() bool { return v.isBool }
+func (v *value) Set(s string) error {
+	v.s, v.set = s, true
+	return nil
+}

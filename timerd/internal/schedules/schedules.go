@@ -14,3 +14,28 @@
 //	func (s *Store) Delete(ctx, name) (bool, error)
 //	func (s *Store) Run(ctx) error // the loop; returns when ctx ends
 package schedules
+
+// PLACEHOLDER (server branch): the minimal compiling form of New and Run
+// of the contract above, so internal/server builds before the API helper's
+// package is merged. At merge, take the API branch's schedules package and
+// drop from here to the end of this file.
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/go-timingwheel/timingwheel/rediswheel"
+)
+
+type Store struct{}
+
+func New(client redis.UniversalClient, q *rediswheel.Queue, namespace string, log *slog.Logger) *Store {
+	return &Store{}
+}
+
+func (s *Store) Run(ctx context.Context) error {
+	<-ctx.Done()
+	return nil
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# timerd.sh runs timerd locally, in the foreground, for `make timerd`:
+#
+#   1. Redis up with scripts/redis.sh (its ports: REDIS_SH_PORT and friends);
+#   2. a random token in .timerd/token, made once and kept (mode 600);
+#   3. timerd built into .timerd/timerd and run against the standalone Redis,
+#      on 127.0.0.1:8080 unless TIMERD_LISTEN says otherwise.
+#
+# Ctrl-C stops timerd gracefully, then Redis. Other TIMERD_* variables and any
+# arguments (flags) go to timerd: scripts/timerd.sh -log-level debug
+set -euo pipefail
+
+script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$script_dir/.." && pwd)
+state="$root/.timerd"
+
+trap '"$script_dir/redis.sh" down' EXIT
+"$script_dir/redis.sh" up
+# shellcheck source=/dev/null
+. "$root/.redis/env"
+
+mkdir -p "$state"
+chmod 700 "$state"
+if [[ ! -s $state/token ]]; then
+	(umask 077 && od -An -N32 -tx1 /dev/urandom | tr -d ' \n' >"$state/token" && echo >>"$state/token")
+fi
+
+(cd "$root/timerd" && go build -o "$state/timerd" ./cmd/timerd)
+
+export TIMERD_LISTEN=${TIMERD_LISTEN:-127.0.0.1:8080}
+export TIMERD_REDIS_URL=${TIMERD_REDIS_URL:-redis://$REDISWHEEL_ADDR/0}
+export TIMERD_TOKEN_FILE=$state/token
+cat >&2 <<MSG
+timerd.sh: timerd on http://$TIMERD_LISTEN against $TIMERD_REDIS_URL; Ctrl-C stops it and Redis.
+timerd.sh: token in $state/token:  export TOKEN=\$(cat .timerd/token)
+MSG
+# Not exec: the trap above must stop Redis once timerd has shut down.
+"$state/timerd" "$@"

@@ -1,0 +1,127 @@
+package e2e
+
+import (
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Two timerd processes share a namespace; one is SIGKILLed while callbacks
+// it sends are in flight. Every task not cancelled is delivered at least
+// once, none before its due time, none after its cancel returned, and the
+// tasks the killed process held are delivered by the survivor once their
+// lease is over.
+func TestKillOneOfTwo(t *testing.T) { killOneOfTwo(t, standalone(t)) }
+
+// The same on a 3-master Redis Cluster: the namespace's shards are spread
+// over the masters.
+func TestKillOneOfTwoCluster(t *testing.T) { killOneOfTwo(t, cluster(t)) }
+
+func killOneOfTwo(t *testing.T, target redisTarget) {
+	const (
+		n      = 300
+		spread = 3 * time.Second // the due times
+		lease  = time.Second
+		slow   = 200 * time.Millisecond // the receiver's answer
+	)
+	w := newWorld(t, target)
+	env := environ("TIMERD_TOKEN=" + token)
+	flags := w.args("-lease", lease.String(), "-concurrency", "16", "-shutdown-grace", "5s")
+	a := start(t, "A", env, flags...)
+	b := start(t, "B", env, flags...)
+	rc := newReceiver(t, slow)
+	ts := w.tasks(t, a)
+
+	begin := time.Now()
+	due := map[string]time.Time{}
+	for i := range n {
+		key := fmt.Sprintf("task/%03d", i)
+		due[key] = begin.Add(time.Second + time.Duration(i)*spread/n).Truncate(time.Millisecond)
+		ts.create(key, due[key], rc.url())
+	}
+	// Every fifth task, if it is still well ahead of its time, is cancelled.
+	cancelled := map[string]time.Time{} // key → when its cancel returned
+	for i := 0; i < n; i += 5 {
+		key := fmt.Sprintf("task/%03d", i)
+		if time.Until(due[key]) > 500*time.Millisecond {
+			require.True(t, ts.cancel(key), key)
+			cancelled[key] = time.Now()
+		}
+	}
+	require.Greater(t, len(cancelled), n/10, "too slow to cancel tasks before they were due")
+
+	// SIGKILL A once, half way through, the receiver is answering a
+	// callback A sent (its source port is one of A's sockets).
+	var killedAt time.Time
+	for killedAt.IsZero() {
+		require.Less(t, time.Since(begin), time.Second+spread, "A never had a callback in flight")
+		if time.Since(begin) > time.Second+spread/2 {
+			mine := localPorts(a.cmd.Process.Pid)
+			for _, p := range rc.senders() {
+				if mine[p] {
+					a.signal(syscall.SIGKILL)
+					killedAt = time.Now()
+					break
+				}
+			}
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	a.wait(5 * time.Second)
+
+	want := map[string]bool{}
+	for key := range due {
+		if _, ok := cancelled[key]; !ok {
+			want[key] = true
+		}
+	}
+	deadline := time.Now().Add(spread + lease + 15*time.Second)
+	for {
+		done := rc.completed()
+		missing := 0
+		for key := range want {
+			if !done[key] {
+				missing++
+			}
+		}
+		if missing == 0 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "%d tasks never delivered\nB's log:\n%s", missing, b.log())
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	interrupted := 0
+	all := rc.deliveries()
+	for _, d := range all {
+		require.False(t, d.arrived.Before(due[d.key]), "%s delivered %v before its due time", d.key, due[d.key].Sub(d.arrived))
+		if c, ok := cancelled[d.key]; ok {
+			require.False(t, d.arrived.After(c), "%s delivered %v after its cancel returned", d.key, d.arrived.Sub(c))
+		}
+		if d.completed || d.arrived.After(killedAt) {
+			continue
+		}
+		// In flight in A when it died: B delivers it after the lease.
+		interrupted++
+		redelivered := false
+		for _, e := range all {
+			if e.key == d.key && e.completed && e.arrived.After(killedAt) {
+				require.GreaterOrEqual(t, e.arrived.Sub(d.arrived), lease/2,
+					"%s delivered again %v after the delivery A died in, within its lease", d.key, e.arrived.Sub(d.arrived))
+				redelivered = true
+			}
+		}
+		require.True(t, redelivered, "%s was in flight in A and never delivered again", d.key)
+	}
+	require.Positive(t, interrupted, "no callback was cut short by the SIGKILL")
+	t.Logf("%d tasks, %d cancelled, %d deliveries, %d in flight in A when it was killed",
+		n, len(cancelled), len(all), interrupted)
+
+	b.signal(syscall.SIGTERM)
+	require.Equal(t, 0, b.wait(10*time.Second), b.log())
+	st := w.stats(t)
+	require.Zero(t, st.Due+st.Scheduled+st.InFlight+st.Dead, "left in Redis: %+v", st)
+}

@@ -1,0 +1,77 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/go-timingwheel/timingwheel/rediswheel"
+)
+
+// SIGTERM stops a timerd cleanly (exit 0) within its grace, and loses
+// nothing: callbacks that finish within the grace are settled, the others
+// are cut short and their tasks released to Redis, due at once, with the
+// attempt not counted.
+func TestSIGTERM(t *testing.T) {
+	t.Run("callbacks finish within the grace", func(t *testing.T) {
+		sigterm(t, 3*time.Second, 300*time.Millisecond)
+	})
+	t.Run("callbacks outlast the grace", func(t *testing.T) {
+		sigterm(t, 300*time.Millisecond, 20*time.Second)
+	})
+}
+
+func sigterm(t *testing.T, grace, slow time.Duration) {
+	const n, concurrency = 40, 8
+	w := newWorld(t, standalone(t))
+	p := start(t, "A", environ("TIMERD_TOKEN="+token),
+		w.args("-concurrency", fmt.Sprint(concurrency), "-shutdown-grace", grace.String())...)
+	rc := newReceiver(t, slow)
+	ts := w.tasks(t, p)
+	now := time.Now()
+	for i := range n {
+		ts.create(fmt.Sprintf("task/%02d", i), now, rc.url())
+	}
+
+	deadline := time.Now().Add(10 * time.Second)
+	for len(rc.senders()) == 0 {
+		require.True(t, time.Now().Before(deadline), "no callback in flight within 10s")
+		time.Sleep(2 * time.Millisecond)
+	}
+	sent := time.Now()
+	p.signal(syscall.SIGTERM)
+	require.Equal(t, 0, p.wait(grace+10*time.Second), p.log())
+	took := time.Since(sent)
+	require.Less(t, took, grace+3*time.Second, "exit %v after SIGTERM, grace %v", took, grace)
+
+	done := rc.completed()
+	var cut []string
+	for _, d := range rc.deliveries() {
+		if !d.completed {
+			cut = append(cut, d.key)
+		}
+	}
+	if slow < grace {
+		require.Empty(t, cut, "callbacks cut short despite the grace")
+		require.NotEmpty(t, done)
+	} else {
+		require.Empty(t, done)
+		require.NotEmpty(t, cut)
+		for _, key := range cut {
+			info, err := w.q.Get(context.Background(), key)
+			require.NoError(t, err)
+			require.Equal(t, rediswheel.StateScheduled, info.State, "%s: released, due again", key)
+			require.Zero(t, info.Attempts, "%s: the released delivery is not counted", key)
+		}
+	}
+	// Nothing lost: every task is either done (retained, -retention 24h) or
+	// waiting in Redis for the next process.
+	st := w.stats(t)
+	require.Zero(t, st.InFlight+st.Dead, "%+v", st)
+	require.EqualValues(t, len(done), st.Retained, "%+v", st)
+	require.EqualValues(t, n-len(done), st.Due+st.Scheduled, "%+v", st)
+}

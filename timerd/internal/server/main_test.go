@@ -1,0 +1,31 @@
+package server
+
+import (
+	"os"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// The Redis tests need a server: TIMERD_REDIS_ADDR, else REDISWHEEL_ADDR
+// (scripts/redis.sh's .redis/env sets it). Without one they are skipped,
+// unless TIMERD_REQUIRE=1, when they fail.
+func TestMain(m *testing.M) {
+	// go-redis keeps one goroutine probing a failed address for a while,
+	// even past Close (see rediswheel's main_test.go).
+	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9/internal/pool.(*ConnPool).tryDial"))
+}
+
+func redisAddr(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"TIMERD_REDIS_ADDR", "REDISWHEEL_ADDR"} {
+		if v := os.Getenv(name); v != "" {
+			return v
+		}
+	}
+	if os.Getenv("TIMERD_REQUIRE") == "1" {
+		t.Fatal("no Redis (TIMERD_REDIS_ADDR or REDISWHEEL_ADDR) and TIMERD_REQUIRE=1")
+	}
+	t.Skip("no Redis: set REDISWHEEL_ADDR (scripts/redis.sh up && . .redis/env)")
+	return ""
+}

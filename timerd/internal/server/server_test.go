@@ -1,0 +1,269 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/api"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/apierror"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/config"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/dashboard"
+)
+
+// testConfig is a configuration on redisURL in a fresh namespace.
+func testConfig(t *testing.T, redisURL string) config.Config {
+	var b [4]byte
+	rand.Read(b[:])
+	return config.Config{
+		Listen: "127.0.0.1:0", Token: "tok", RedisURL: redisURL, Namespace: "timerd-test." + hex.EncodeToString(b[:]),
+		Shards: 4, Concurrency: 4, Workers: true, MaxBody: 1 << 20, Rate: 0, History: 10,
+		ShutdownGrace: 2 * time.Second, Lease: time.Second, AllowCallback: []string{"127.0.0.1/32"},
+	}
+}
+
+func testLog(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// tWriter sends log lines to t.Log.
+type tWriter struct{ t *testing.T }
+
+func (w tWriter) Write(b []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(b)))
+	return len(b), nil
+}
+
+// stubParts replaces the API and dashboard with handlers that answer 299
+// and 298 and record what they were given, until t ends.
+func stubParts(t *testing.T) (gotAPI *api.Config, gotDash *dashboard.Config) {
+	oldAPI, oldDash := newAPI, newDashboard
+	t.Cleanup(func() { newAPI, newDashboard = oldAPI, oldDash })
+	gotAPI, gotDash = new(api.Config), new(dashboard.Config)
+	newAPI = func(cfg api.Config) (http.Handler, error) {
+		*gotAPI = cfg
+		m := http.NewServeMux()
+		m.HandleFunc("GET /v1/tasks/{key}", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(299) })
+		return m, nil
+	}
+	newDashboard = func(cfg dashboard.Config) (http.Handler, error) {
+		*gotDash = cfg
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(298) }), nil
+	}
+	return gotAPI, gotDash
+}
+
+func newServer(t *testing.T, cfg config.Config) *Server {
+	s, err := New(cfg, testLog(t))
+	require.NoError(t, err)
+	return s
+}
+
+func get(t *testing.T, h http.Handler, path, token string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest("GET", path, nil)
+	if token != "" {
+		r.Header.Set("Authorization", "Bearer "+token)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+func errorCode(t *testing.T, w *httptest.ResponseRecorder) apierror.Code {
+	var b apierror.Body
+	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &b), w.Body.String())
+	return b.Error.Code
+}
+
+// The routes: /v1/ behind auth, /ui/ without (the dashboard has its own
+// login), the operations endpoints open, / to the dashboard, others 404.
+func TestRoutes(t *testing.T) {
+	gotAPI, gotDash := stubParts(t)
+	cfg := testConfig(t, "redis://127.0.0.1:1/0") // nothing listens: no Redis needed here
+	s := newServer(t, cfg)
+	defer s.Close()
+	h := s.Handler()
+
+	require.Same(t, s.queue, gotAPI.Queue)
+	require.Same(t, s.schedules, gotAPI.Schedules)
+	require.Equal(t, cfg.MaxBody, gotAPI.MaxBody)
+	require.NotNil(t, gotAPI.CheckCallback)
+	require.Same(t, s.queue, gotDash.Queue)
+	require.Equal(t, cfg.Namespace, gotDash.Namespace)
+	require.True(t, gotDash.Auth.Token("tok") && !gotDash.Auth.Token("other"), "the dashboard checks the same token")
+
+	w := get(t, h, "/v1/tasks/k", "")
+	require.Equal(t, http.StatusUnauthorized, w.Code)
+	require.Equal(t, apierror.Unauthenticated, errorCode(t, w))
+	require.Equal(t, http.StatusUnauthorized, get(t, h, "/v1/tasks/k", "wrong").Code)
+	require.Equal(t, 299, get(t, h, "/v1/tasks/k", "tok").Code)
+	require.Equal(t, 298, get(t, h, "/ui/", "").Code)
+	require.Equal(t, 298, get(t, h, "/ui/login", "").Code)
+
+	w = get(t, h, "/", "")
+	require.Equal(t, http.StatusFound, w.Code)
+	require.Equal(t, "/ui/", w.Header().Get("Location"))
+	w = get(t, h, "/nope", "")
+	require.Equal(t, http.StatusNotFound, w.Code)
+	require.Equal(t, apierror.NotFound, errorCode(t, w))
+
+	w = get(t, h, "/healthz", "")
+	require.Equal(t, http.StatusOK, w.Code)
+	require.JSONEq(t, `{"status":"ok"}`, w.Body.String())
+
+	// The API's own pattern labels its requests; auth's 401 is labelled
+	// with the server's "/v1/"; the path (a task key) never is.
+	w = get(t, h, "/metrics", "")
+	require.Equal(t, http.StatusOK, w.Code)
+	m := w.Body.String()
+	require.Contains(t, m, `timerd_http_requests_total{code="299",route="GET /v1/tasks/{key}"} 1`)
+	require.Contains(t, m, `timerd_http_requests_total{code="401",route="/v1/"} 2`)
+	require.Contains(t, m, `timerd_http_requests_total{code="404",route="/"} 1`)
+	require.Contains(t, m, `timerd_http_request_duration_seconds_count{route="GET /healthz"} 1`)
+	require.Contains(t, m, `rediswheel_tasks_fired_total{namespace="`+cfg.Namespace+`"} 0`)
+	require.Contains(t, m, "go_goroutines")
+	require.NotContains(t, m, "/v1/tasks/k")
+}
+
+func TestRateLimit(t *testing.T) {
+	stubParts(t)
+	cfg := testConfig(t, "redis://127.0.0.1:1/0")
+	cfg.Rate = 1
+	s := newServer(t, cfg)
+	defer s.Close()
+	h := s.Handler()
+	require.Equal(t, 299, get(t, h, "/v1/tasks/k", "tok").Code)
+	w := get(t, h, "/v1/tasks/k", "tok")
+	require.Equal(t, http.StatusTooManyRequests, w.Code)
+	require.Equal(t, apierror.RateLimited, errorCode(t, w))
+	require.NotEmpty(t, w.Header().Get("Retry-After"))
+	require.Equal(t, http.StatusTooManyRequests, get(t, h, "/ui/", "").Code, "the dashboard shares the limit")
+	require.Equal(t, http.StatusOK, get(t, h, "/healthz", "").Code, "probes are never limited")
+}
+
+func TestReadyz(t *testing.T) {
+	stubParts(t)
+	down := newServer(t, testConfig(t, "redis://127.0.0.1:1/0"))
+	defer down.Close()
+	w := get(t, down.Handler(), "/readyz", "")
+	require.Equal(t, http.StatusServiceUnavailable, w.Code)
+	require.Equal(t, apierror.Unavailable, errorCode(t, w))
+	require.NotContains(t, w.Body.String(), "127.0.0.1:1", "the reason goes to the log, not to the caller")
+
+	up := newServer(t, testConfig(t, "redis://"+redisAddr(t)+"/0"))
+	defer up.Close()
+	w = get(t, up.Handler(), "/readyz", "")
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+}
+
+func TestNewRefuses(t *testing.T) {
+	cfg := testConfig(t, "redis://127.0.0.1:1/0")
+	cfg.AllowCallback = []string{"nonsense"}
+	_, err := New(cfg, testLog(t))
+	require.Error(t, err)
+	cfg = testConfig(t, "http://127.0.0.1:1")
+	_, err = New(cfg, testLog(t))
+	require.ErrorContains(t, err, "-redis-url")
+}
+
+// receiver is a callback endpoint recording the keys it got.
+type receiver struct {
+	mu   sync.Mutex
+	keys []string
+}
+
+func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	io.Copy(io.Discard, r.Body)
+	rc.mu.Lock()
+	rc.keys = append(rc.keys, r.Header.Get(rediswheel.HeaderIdempotencyKey))
+	rc.mu.Unlock()
+}
+
+func (rc *receiver) got() []string {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return append([]string(nil), rc.keys...)
+}
+
+// Run serves, delivers callbacks through the guarded client, and returns
+// nil once its context ends. A callback the guard refuses at dial time goes
+// to the dead set at once.
+func TestRunDelivers(t *testing.T) {
+	stubParts(t)
+	rc := &receiver{}
+	hook := httptest.NewServer(rc)
+	defer hook.Close()
+
+	cfg := testConfig(t, "redis://"+redisAddr(t)+"/0")
+	cfg.AllowCallback = []string{hook.Listener.Addr().String()} // host:port: this server only
+	s := newServer(t, cfg)
+	q := s.queue
+	t.Cleanup(func() { cleanNamespace(t, cfg) })
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, ln) }()
+	defer func() {
+		cancel()
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(10 * time.Second):
+			t.Fatal("Run did not return 10s after its context ended")
+		}
+	}()
+
+	resp, err := http.Get("http://" + ln.Addr().String() + "/healthz")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+
+	_, err = q.AddHTTPAfter(ctx, "allowed", rediswheel.HTTPTask{URL: hook.URL + "/hook", Method: "POST"}, 0)
+	require.NoError(t, err)
+	// The same server under another name: not allowlisted, refused at dial.
+	localhost := strings.Replace(hook.URL, "127.0.0.1", "localhost", 1)
+	_, err = q.AddHTTPAfter(ctx, "refused", rediswheel.HTTPTask{URL: localhost + "/hook", Method: "POST"}, 0)
+	require.NoError(t, err)
+
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		dead, err := q.Dead(ctx, 10)
+		require.NoError(t, err)
+		if len(rc.got()) == 1 && len(dead) == 1 {
+			require.Equal(t, "refused", dead[0].Key)
+			require.Contains(t, dead[0].LastError, "destination not allowed")
+			require.Equal(t, 1, dead[0].Attempts, "dead at the first attempt")
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "got %v, dead %v", rc.got(), dead)
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.Equal(t, []string{"allowed"}, rc.got())
+}
+
+// cleanNamespace deletes the keys of cfg's namespace.
+func cleanNamespace(t *testing.T, cfg config.Config) {
+	s, err := New(cfg, testLog(t))
+	require.NoError(t, err)
+	defer s.Close()
+	ctx := context.Background()
+	iter := s.client.Scan(ctx, 0, "*"+cfg.Namespace+"*", 1000).Iterator()
+	for iter.Next(ctx) {
+		s.client.Del(ctx, iter.Val())
+	}
+}
