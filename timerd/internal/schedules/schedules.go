@@ -93,7 +93,7 @@ func (d Definition) Validate() error {
 
 // schedule checks d and returns its times.
 func (d Definition) schedule() (rediswheel.Schedule, error) {
-	if err := checkName(d.Name); err != nil {
+	if err := CheckName(d.Name); err != nil {
 		return nil, err
 	}
 	if d.MaxAttempts < 0 {
@@ -117,7 +117,8 @@ func (d Definition) schedule() (rediswheel.Schedule, error) {
 	return s, nil
 }
 
-func checkName(name string) error {
+// CheckName checks a schedule's name, returning an error wrapping ErrName.
+func CheckName(name string) error {
 	if name == "" || len(name) > MaxNameLen || !utf8.ValidString(name) {
 		return fmt.Errorf("%w: %q (want 1..%d bytes)", ErrName, name, MaxNameLen)
 	}

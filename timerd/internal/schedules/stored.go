@@ -77,5 +77,14 @@ func version(raw []byte) string {
 	return hex.EncodeToString(sum[:6])
 }
 
+// VersionOf returns the Version d will have once Put, or Validate's error.
+func VersionOf(d Definition) (string, error) {
+	raw, err := encode(d)
+	if err != nil {
+		return "", err
+	}
+	return version(raw), nil
+}
+
 // periodicName is the rediswheel schedule running a definition's version.
 func periodicName(name, version string) string { return name + "~" + version }
