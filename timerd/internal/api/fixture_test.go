@@ -27,6 +27,7 @@ type fixture struct {
 	q     *rediswheel.Queue
 	store *schedules.Store
 	api   *httptest.Server
+	h     http.Handler // what api serves
 	// check is Config.CheckCallback; nil allows everything.
 	check func(ctx context.Context, u *url.URL) error
 }
@@ -50,8 +51,9 @@ func newFixture(t *testing.T, c redis.UniversalClient, opts rediswheel.Options) 
 		},
 	})
 	require.NoError(t, err)
+	f.h = h
 	f.api = httptest.NewServer(h)
-	t.Cleanup(f.api.Close)
+	t.Cleanup(func() { f.api.Close() })
 	return f
 }
 
