@@ -211,4 +211,3 @@ func operation(paths map[string]any, method, path string) map[string]any {
 	}
 	return nil
 }
-
