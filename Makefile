@@ -62,3 +62,7 @@ cover:
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz=FuzzAPISequence -fuzztime=$(FUZZTIME) .
+
+# timerd in the foreground on 127.0.0.1:8080, its token in .timerd/token; Ctrl-C stops it and Redis.
+timerd:
+	$(CURDIR)/scripts/timerd.sh

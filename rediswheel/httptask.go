@@ -21,7 +21,7 @@ import (
 //
 // AddHTTP validates the task before it is stored (httpvalid.go), so a task that can never be sent
 // is refused at once instead of failing MaxAttempts times. HTTPHandler sends it; DecodeHTTPTask
-// reads the stored form back. Delivery is at-least-once: the receiver sees the task key in the
+// reads the stored form back, and EncodeHTTPTask writes it for other ways of adding (Periodic). Delivery is at-least-once: the receiver sees the task key in the
 // Idempotency-Key header and should de-duplicate on it.
 
 // Errors returned by AddHTTP, AddHTTPAfter and ReplaceHTTP for a task that could never be sent
@@ -138,6 +138,15 @@ func encodeHTTPTask(key string, t HTTPTask) ([]byte, error) {
 	if err := validateHTTPKey(key); err != nil {
 		return nil, err
 	}
+	return EncodeHTTPTask(t)
+}
+
+// EncodeHTTPTask returns t in the stored form AddHTTP writes as the payload, after the checks of
+// AddHTTP (an error wrapping ErrInvalidURL, ErrInvalidMethod, ErrInvalidHeader or
+// ErrInvalidTimeout). It is for adding an HTTP task by another way than AddHTTP, such as Periodic:
+// give the payload with TaskType(HTTPTaskType), and HTTPHandler sends it. The key is not checked
+// here: HTTPHandler dead-letters a task whose key AddHTTP would refuse (ErrKey).
+func EncodeHTTPTask(t HTTPTask) ([]byte, error) {
 	if err := t.validate(); err != nil {
 		return nil, err
 	}

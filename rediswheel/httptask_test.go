@@ -136,6 +136,14 @@ func TestHTTPTaskEncoding(t *testing.T) {
 		assert.ErrorIs(t, err, ErrNotHTTPTask, notHTTP)
 		assert.Contains(t, err.Error(), "not an HTTP task", notHTTP)
 	}
+	exported, err := EncodeHTTPTask(in)
+	require.NoError(t, err)
+	assert.Equal(t, payload, exported, "EncodeHTTPTask writes what AddHTTP stores")
+	_, err = EncodeHTTPTask(HTTPTask{URL: "ftp://h/", Method: "GET"})
+	assert.ErrorIs(t, err, ErrInvalidURL, "EncodeHTTPTask checks as AddHTTP does")
+	_, err = EncodeHTTPTask(HTTPTask{URL: "http://h/", Method: "GET", Timeout: -1})
+	assert.ErrorIs(t, err, ErrInvalidTimeout)
+
 	_, err = DecodeHTTPTask([]byte(`{"v":2,"url":"http://h/","method":"GET"}`))
 	assert.ErrorContains(t, err, "version 2, this code reads version 1")
 	_, err = DecodeHTTPTask([]byte(`{"v":1,"url":"http://h/","method":"BAD METHOD"}`))

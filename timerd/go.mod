@@ -14,6 +14,7 @@ require (
 	github.com/go-timingwheel/timingwheel/rediswheel/rwmetrics v0.0.0-00010101000000-000000000000
 	github.com/prometheus/client_golang v1.23.2
 	github.com/redis/go-redis/v9 v9.22.0
+	github.com/robfig/cron/v3 v3.0.1
 	github.com/stretchr/testify v1.11.1
 	go.uber.org/goleak v1.3.0
 )

@@ -2,14 +2,11 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
 	"testing"
 	"time"
-
-	"github.com/go-timingwheel/timingwheel/rediswheel"
 )
 
 // shards is -shards for every process of a test, and the test's own Queue.
@@ -17,40 +14,18 @@ const shards = 4
 
 // tasks creates and cancels tasks through a timerd's API (README.md,
 // "API"), the way a client does.
-//
-// Until the API package is merged into this branch, internal/api is a
-// placeholder answering 501 Not Implemented; then, and only then, tasks
-// goes to the namespace's Queue directly, which stores the same HTTP task.
-// The workers, which these tests are about, cannot tell the difference.
-// Drop direct once the real API is in.
 type tasks struct {
-	t      *testing.T
-	base   string            // http://addr of a timerd
-	q      *rediswheel.Queue // the test's handle on the namespace
-	direct bool              // the API is the placeholder: use q
-	probed bool
+	t    *testing.T
+	base string // http://addr of a timerd
 }
 
 func (ts *tasks) create(key string, due time.Time, callback string) {
 	ts.t.Helper()
-	if ts.direct {
-		if _, err := ts.q.AddHTTP(context.Background(), key, rediswheel.HTTPTask{URL: callback, Method: "POST"}, due); err != nil {
-			ts.t.Fatal(err)
-		}
-		return
-	}
 	body, _ := json.Marshal(map[string]any{
 		"key": key, "due_at": due.UTC().Format(time.RFC3339Nano),
 		"callback": map[string]any{"url": callback, "method": "POST", "body": "{}"},
 	})
 	resp := ts.do("POST", "/v1/tasks", body)
-	if resp.StatusCode == http.StatusNotImplemented && !ts.probed {
-		ts.t.Log("the API is the placeholder (501): creating and cancelling with rediswheel directly")
-		ts.direct = true
-		ts.create(key, due, callback)
-		return
-	}
-	ts.probed = true
 	if resp.StatusCode != http.StatusCreated {
 		ts.t.Fatalf("POST /v1/tasks %s: %s", key, resp.Status)
 	}
@@ -59,13 +34,6 @@ func (ts *tasks) create(key string, due time.Time, callback string) {
 // cancel cancels key and reports whether it was pending.
 func (ts *tasks) cancel(key string) bool {
 	ts.t.Helper()
-	if ts.direct {
-		ok, err := ts.q.Cancel(context.Background(), key)
-		if err != nil {
-			ts.t.Fatal(err)
-		}
-		return ok
-	}
 	resp := ts.do("DELETE", "/v1/tasks/"+url.PathEscape(key), nil)
 	switch resp.StatusCode {
 	case http.StatusOK:

@@ -70,7 +70,7 @@ func (w *world) args(extra ...string) []string {
 }
 
 func (w *world) tasks(t *testing.T, p *proc) *tasks {
-	return &tasks{t: t, base: "http://" + p.addr, q: w.q}
+	return &tasks{t: t, base: "http://" + p.addr}
 }
 
 func (w *world) stats(t *testing.T) rediswheel.ShardStats {

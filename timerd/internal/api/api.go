@@ -1,42 +1,129 @@
-// Package api is timerd's /v1/ JSON API (README.md, "API"; openapi.json).
+// Package api is timerd's /v1/ JSON API: the contract is README.md ("API")
+// and openapi.json, which TestOpenAPI holds this package to. It serves the
+// full paths /v1/...; authentication and rate limits are the server's, which
+// wraps it.
 //
-// Contract (implemented by the API helper):
-//
-//	type Config struct {
-//	    Queue         *rediswheel.Queue
-//	    Schedules     *schedules.Store
-//	    CheckCallback func(ctx context.Context, u *url.URL) error // ssrf.Guard.CheckURL; errors wrapping ssrf.ErrForbidden → 400 destination_forbidden
-//	    MaxBody       int64
-//	    Log           *slog.Logger
-//	}
-//	func New(cfg Config) (http.Handler, error) // serves the full paths /v1/...; no auth (the server wraps it)
+// Every handler checks all of its input before it changes anything, so a
+// request refused with a 4xx stores nothing. Errors are apierror's body; a
+// Redis failure is 503 unavailable and anything unexpected 500 internal, both
+// logged.
 package api
-
-// PLACEHOLDER (server branch): the minimal compiling form of the contract
-// above, so internal/server builds before the API helper's package is
-// merged. At merge, take the API branch's api package and drop from here to
-// the end of this file.
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
+	"strings"
 
 	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/apierror"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/schedules"
 )
 
+// Config is what the API needs.
 type Config struct {
-	Queue         *rediswheel.Queue
-	Schedules     *schedules.Store
+	// Queue holds the tasks. Required.
+	Queue *rediswheel.Queue
+	// Schedules holds the periodic schedules. Required.
+	Schedules *schedules.Store
+	// CheckCallback decides whether a callback URL may be called, before a
+	// task or schedule is stored (the server gives ssrf.Guard.CheckURL). An
+	// error wrapping ssrf.ErrForbidden is 400 destination_forbidden; any
+	// other error is 400 invalid_argument; both name the field callback.url.
+	// Required: to allow every destination, give a func returning nil.
 	CheckCallback func(ctx context.Context, u *url.URL) error
-	MaxBody       int64
-	Log           *slog.Logger
+	// MaxBody caps a request body: a larger one is 413 too_large (default
+	// 1 MiB).
+	MaxBody int64
+	// Log receives Redis failures (warning) and unexpected errors (error);
+	// default slog.Default().
+	Log *slog.Logger
 }
 
+// DefaultMaxBody is the body limit when Config.MaxBody is 0.
+const DefaultMaxBody = 1 << 20
+
+// ErrConfig is wrapped by New's error for a Config missing a required field.
+var ErrConfig = errors.New("api: bad config")
+
+// New returns the handler of every /v1/ path. Unknown paths under /v1/ are
+// 404 not_found, known paths with another method 405 method_not_allowed with
+// an Allow header, both as JSON.
 func New(cfg Config) (http.Handler, error) {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "api: not merged yet", http.StatusNotImplemented)
-	}), nil
+	switch {
+	case cfg.Queue == nil:
+		return nil, fmt.Errorf("%w: no Queue", ErrConfig)
+	case cfg.Schedules == nil:
+		return nil, fmt.Errorf("%w: no Schedules", ErrConfig)
+	case cfg.CheckCallback == nil:
+		return nil, fmt.Errorf("%w: no CheckCallback", ErrConfig)
+	case cfg.MaxBody < 0:
+		return nil, fmt.Errorf("%w: MaxBody %d", ErrConfig, cfg.MaxBody)
+	}
+	if cfg.MaxBody == 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	h := &handler{cfg: cfg, log: cfg.Log}
+	mux := http.NewServeMux()
+	allow := map[string][]string{} // pattern → its methods
+	var patterns []string
+	for _, rt := range h.routes() {
+		mux.Handle(rt.method+" "+rt.pattern, h.wrap(rt.serve))
+		if allow[rt.pattern] == nil {
+			patterns = append(patterns, rt.pattern)
+		}
+		allow[rt.pattern] = append(allow[rt.pattern], rt.method)
+	}
+	for _, p := range patterns {
+		// A pattern without a method is less specific than one with: it gets
+		// only the methods no route takes.
+		methods := strings.Join(allow[p], ", ")
+		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", methods)
+			apierror.Write(w, apierror.MethodNotAllowed, "", r.Method+" is not allowed here; allowed: "+methods)
+		})
+	}
+	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
+		apierror.Write(w, apierror.NotFound, "", "no such path: "+r.URL.Path)
+	})
+	return mux, nil
+}
+
+// route is one operation: its method, its ServeMux path pattern, and its
+// operationId in openapi.json.
+type route struct {
+	method, pattern, op string
+	serve               func(w http.ResponseWriter, r *http.Request) error
+}
+
+// routes lists every operation; openapi.json documents exactly these.
+func (h *handler) routes() []route {
+	rs := []route{
+		{"POST", "/v1/tasks", "createTask", h.createTask},
+		{"GET", "/v1/tasks", "listTasks", h.listTasks},
+		{"GET", "/v1/tasks/{key}", "getTask", h.getTask},
+		{"DELETE", "/v1/tasks/{key}", "cancelTask", h.cancelTask},
+		{"POST", "/v1/tasks/{key}/reschedule", "rescheduleTask", h.rescheduleTask},
+		{"GET", "/v1/dead", "listDead", h.listDead},
+		{"POST", "/v1/dead/{key}/requeue", "requeueDead", h.requeueDead},
+		{"POST", "/v1/schedules", "putSchedule", h.putSchedule},
+		{"GET", "/v1/schedules", "listSchedules", h.listSchedules},
+		{"GET", "/v1/schedules/{name}", "getSchedule", h.getSchedule},
+		{"DELETE", "/v1/schedules/{name}", "deleteSchedule", h.deleteSchedule},
+		{"GET", "/v1/stats", "stats", h.stats},
+	}
+	slices.SortStableFunc(rs, func(a, b route) int { return strings.Compare(a.pattern, b.pattern) })
+	return rs
+}
+
+type handler struct {
+	cfg Config
+	log *slog.Logger
 }

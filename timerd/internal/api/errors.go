@@ -1,0 +1,95 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+
+	"github.com/go-timingwheel/timingwheel/timerd/internal/apierror"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/ssrf"
+	"github.com/redis/go-redis/v9"
+)
+
+// isForbidden reports whether err, an error of Config.CheckCallback, refuses
+// the destination (it wraps ssrf.ErrForbidden) rather than failing to check
+// it.
+func isForbidden(err error) bool { return errors.Is(err, ssrf.ErrForbidden) }
+
+// apiError is an answer other than success: apierror's code, the field, and
+// a message for the client.
+type apiError struct {
+	code           apierror.Code
+	field, message string
+}
+
+func (e *apiError) Error() string { return string(e.code) + ": " + e.field + ": " + e.message }
+
+// invalid is a 400 invalid_argument naming field.
+func invalid(field, format string, args ...any) error {
+	return &apiError{apierror.InvalidArgument, field, fmt.Sprintf(format, args...)}
+}
+
+func notFound(format string, args ...any) error {
+	return &apiError{apierror.NotFound, "", fmt.Sprintf(format, args...)}
+}
+
+func conflict(format string, args ...any) error {
+	return &apiError{apierror.Conflict, "", fmt.Sprintf(format, args...)}
+}
+
+// wrap makes serve an http.Handler that writes serve's error as apierror's
+// body: an *apiError as it says, a Redis failure as 503 unavailable, anything
+// else as 500 internal.
+func (h *handler) wrap(serve func(w http.ResponseWriter, r *http.Request) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		err := serve(w, r)
+		if err == nil {
+			return
+		}
+		var ae *apiError
+		switch {
+		case errors.As(err, &ae):
+			apierror.Write(w, ae.code, ae.field, ae.message)
+		case r.Context().Err() != nil:
+			// The client is gone; nobody reads this.
+			apierror.Write(w, apierror.Unavailable, "", "request cancelled")
+		case unavailable(err):
+			h.log.Warn("api: redis unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
+			apierror.Write(w, apierror.Unavailable, "", "the task store is unavailable; try again")
+		default:
+			h.log.Error("api: internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+			apierror.Write(w, apierror.Internal, "", "internal error")
+		}
+	})
+}
+
+// transientReplies start the Redis error replies that mean the server or
+// cluster cannot answer now, rather than that the command was wrong.
+var transientReplies = []string{"LOADING", "CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN", "READONLY", "BUSY", "NOREPLICAS"}
+
+// unavailable reports whether err says Redis could not be reached or could
+// not answer, as opposed to a bug (an unexpected reply, a script error).
+func unavailable(err error) bool {
+	var ne net.Error
+	var re redis.Error
+	switch {
+	case errors.As(err, &ne), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, redis.ErrClosed), errors.Is(err, context.DeadlineExceeded),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return true
+	case errors.As(err, &re):
+		for _, p := range transientReplies {
+			if strings.HasPrefix(re.Error(), p) {
+				return true
+			}
+		}
+		return false
+	}
+	// go-redis's pool timeout is not exported.
+	return strings.Contains(err.Error(), "connection pool timeout")
+}

@@ -1,0 +1,194 @@
+package api
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/apierror"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/schedules"
+)
+
+// MaxKeyLen caps a task key (README: 1–512 bytes).
+const MaxKeyLen = 512
+
+// periodicPrefix starts the keys of schedules' occurrences (rediswheel's
+// Periodic): a created task may not take one.
+const periodicPrefix = "periodic:"
+
+// checkKey checks a task key from a path or a body: 1..MaxKeyLen bytes of
+// UTF-8 without control characters, and no space or tab at either end (it is
+// sent as the Idempotency-Key header, which would lose them).
+func checkKey(key string) error {
+	switch {
+	case key == "" || len(key) > MaxKeyLen:
+		return invalid("key", "key must be 1 to %d bytes, not %d", MaxKeyLen, len(key))
+	case !utf8.ValidString(key):
+		return invalid("key", "key must be UTF-8")
+	case strings.IndexFunc(key, unicode.IsControl) >= 0:
+		return invalid("key", "key must have no control character")
+	case strings.Trim(key, " \t") != key:
+		return invalid("key", "key must not start or end with a space or tab")
+	}
+	return nil
+}
+
+// checkNewKey is checkKey for a task being created.
+func checkNewKey(key string) error {
+	if strings.HasPrefix(key, periodicPrefix) {
+		return invalid("key", "keys starting with %q are the schedules'", periodicPrefix)
+	}
+	return checkKey(key)
+}
+
+// when is a due time: absolute (at), or a delay after now.
+type when struct {
+	at       time.Time
+	delay    time.Duration
+	relative bool
+}
+
+// parseWhen reads exactly one of due_at (RFC 3339 with a zone) and delay (a
+// Go duration, at least 0).
+func parseWhen(dueAt, delay *string) (when, error) {
+	switch {
+	case dueAt != nil && delay != nil:
+		return when{}, invalid("due_at", "give exactly one of due_at and delay, not both")
+	case dueAt == nil && delay == nil:
+		return when{}, invalid("due_at", "give exactly one of due_at and delay")
+	case delay != nil:
+		d, err := time.ParseDuration(*delay)
+		if err != nil {
+			return when{}, invalid("delay", "delay must be a duration such as \"90s\" or \"1h30m\"")
+		}
+		if d < 0 {
+			return when{}, invalid("delay", "delay must not be negative")
+		}
+		return when{delay: d, relative: true}, nil
+	}
+	at, err := time.Parse(time.RFC3339, *dueAt)
+	if err != nil {
+		return when{}, invalid("due_at", "due_at must be an RFC 3339 time with a zone, such as \"2026-11-25T10:00:00Z\"")
+	}
+	if at.Year() < 1970 {
+		return when{}, invalid("due_at", "due_at must not be before 1970")
+	}
+	return when{at: at}, nil
+}
+
+// callbackJSON is a callback as a request gives it.
+type callbackJSON struct {
+	URL        string              `json:"url"`
+	Method     string              `json:"method"`
+	Headers    map[string][]string `json:"headers"`
+	Body       *string             `json:"body"`
+	BodyBase64 *string             `json:"body_base64"`
+	Timeout    string              `json:"timeout"`
+}
+
+var callbackShape = shape{"url": nil, "method": nil, "headers": anyFields, "body": nil, "body_base64": nil, "timeout": nil}
+
+// task checks c as AddHTTP will, naming the field of each fault, and then
+// asks check whether its destination is allowed.
+func (c *callbackJSON) task(ctx context.Context, check func(context.Context, *url.URL) error) (rediswheel.HTTPTask, error) {
+	if c == nil {
+		return rediswheel.HTTPTask{}, invalid("callback", "callback is required")
+	}
+	t := rediswheel.HTTPTask{URL: c.URL, Method: c.Method, Header: c.Headers}
+	switch {
+	case c.URL == "":
+		return t, invalid("callback.url", "callback.url is required")
+	case c.Method == "":
+		return t, invalid("callback.method", "callback.method is required")
+	case c.Body != nil && c.BodyBase64 != nil:
+		return t, invalid("callback.body_base64", "give at most one of callback.body and callback.body_base64")
+	case c.Body != nil:
+		t.Body = []byte(*c.Body)
+	case c.BodyBase64 != nil:
+		b, err := base64.StdEncoding.DecodeString(*c.BodyBase64)
+		if err != nil {
+			return t, invalid("callback.body_base64", "callback.body_base64 must be standard base64 with padding")
+		}
+		t.Body = b
+	}
+	if c.Timeout != "" {
+		d, err := time.ParseDuration(c.Timeout)
+		if err != nil || d <= 0 {
+			return t, invalid("callback.timeout", "callback.timeout must be a positive duration such as \"10s\"")
+		}
+		t.Timeout = d
+	}
+	if _, err := rediswheel.EncodeHTTPTask(t); err != nil {
+		return t, callbackError(t, err)
+	}
+	u, err := url.Parse(t.URL)
+	if err != nil { // EncodeHTTPTask parsed it already
+		return t, invalid("callback.url", "%v", err)
+	}
+	if err := check(ctx, u); err != nil {
+		if isForbidden(err) {
+			return t, &apiError{apierror.DestinationForbidden, "callback.url", err.Error()}
+		}
+		if ctx.Err() != nil {
+			return t, ctx.Err()
+		}
+		return t, invalid("callback.url", "%v", err)
+	}
+	return t, nil
+}
+
+// callbackError maps an error of rediswheel's HTTP task checks to its field,
+// or returns err as it is.
+func callbackError(t rediswheel.HTTPTask, err error) error {
+	switch {
+	case errors.Is(err, rediswheel.ErrInvalidURL):
+		return invalid("callback.url", "%v", strings.TrimPrefix(err.Error(), "rediswheel: "))
+	case errors.Is(err, rediswheel.ErrInvalidMethod):
+		return invalid("callback.method", "callback.method must be an HTTP method token (GET, POST, ...)")
+	case errors.Is(err, rediswheel.ErrInvalidTimeout):
+		return invalid("callback.timeout", "%v", strings.TrimPrefix(err.Error(), "rediswheel: "))
+	case errors.Is(err, rediswheel.ErrInvalidHeader):
+		field := "callback.headers"
+		// Name the header when one alone is refused (Connection and
+		// connection given together fail only together).
+		names := make([]string, 0, len(t.Header))
+		for name := range t.Header {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			one := rediswheel.HTTPTask{URL: t.URL, Method: t.Method, Header: map[string][]string{name: t.Header[name]}}
+			if _, e := rediswheel.EncodeHTTPTask(one); e != nil {
+				field += "." + name
+				break
+			}
+		}
+		return invalid(field, "%v", strings.TrimPrefix(err.Error(), "rediswheel: "))
+	}
+	return err
+}
+
+// definitionError maps an error of schedules.Definition.Validate to its field.
+func definitionError(d schedules.Definition, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "schedules: ")
+	switch {
+	case errors.Is(err, schedules.ErrName):
+		return invalid("name", "%s", msg)
+	case errors.Is(err, schedules.ErrTiming):
+		return invalid("every", "%s", msg)
+	case errors.Is(err, schedules.ErrEvery):
+		return invalid("every", "%s", msg)
+	case errors.Is(err, schedules.ErrCron):
+		return invalid("cron", "%s", msg)
+	case errors.Is(err, schedules.ErrMaxAttempts):
+		return invalid("max_attempts", "%s", msg)
+	}
+	return callbackError(d.Callback, err)
+}
