@@ -540,3 +540,43 @@ func TestContextOnEveryExecutor(t *testing.T) {
 		})
 	}
 }
+
+// TestContextPackageLevelForms: WithTimeout, WithDeadline, WithTimeoutCause
+// and WithDeadlineCause of the package make their contexts on the default
+// wheel, with package context's semantics: done no earlier than the
+// deadline, DeadlineExceeded, and the cause given.
+func TestContextPackageLevelForms(t *testing.T) {
+	const d = 2 * time.Millisecond
+	for _, tc := range []struct {
+		name  string
+		make  func() (context.Context, context.CancelFunc)
+		cause error
+	}{
+		{"WithTimeout", func() (context.Context, context.CancelFunc) { return WithTimeout(context.Background(), d) }, context.DeadlineExceeded},
+		{"WithDeadline", func() (context.Context, context.CancelFunc) {
+			return WithDeadline(context.Background(), time.Now().Add(d))
+		}, context.DeadlineExceeded},
+		{"WithTimeoutCause", func() (context.Context, context.CancelFunc) {
+			return WithTimeoutCause(context.Background(), d, errCause)
+		}, errCause},
+		{"WithDeadlineCause", func() (context.Context, context.CancelFunc) {
+			return WithDeadlineCause(context.Background(), time.Now().Add(d), errCause)
+		}, errCause},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			ctx, cancel := tc.make()
+			defer cancel()
+			c, ok := ctx.(*timeoutCtx)
+			require.True(t, ok, "a %T, not a wheel context", ctx)
+			require.Same(t, Default(), c.shard().wheel, "not on the default wheel")
+			deadline, ok := ctx.Deadline()
+			require.True(t, ok)
+			require.WithinDuration(t, start.Add(d), deadline, time.Second)
+			awaitDone(t, ctx)
+			require.GreaterOrEqual(t, time.Since(start), d, "done early")
+			require.Equal(t, context.DeadlineExceeded, ctx.Err())
+			require.Equal(t, tc.cause, context.Cause(ctx))
+		})
+	}
+}

@@ -19,6 +19,10 @@ func FuzzAPISequence(f *testing.F) {
 	f.Add([]byte{1, 20, 5, 21, 22, 70, 11, 62, 0, 62, 1, 55, 1, 2, 70, 3, 62, 1})
 	// A schedule and huge durations on a 1ns-tick wheel.
 	f.Add([]byte{4, 26, 4, 0, 9, 0, 21, 0, 0, 0, 0, 0, 0, 0, 0, 70, 10, 3, 0, 0, 0, 0, 0, 0, 0, 255, 92, 0})
+	// On a 1ns-tick wheel: NewTicker(3) ticks at 4 (a phase point passed),
+	// drops the tick at 6 for a full C and backs off to 12, is Stopped with
+	// a tick on C, Reset(1), received from; non-positive periods panic.
+	f.Add([]byte{4, 0, 23, 28, 1, 3, 2, 70, 4, 3, 70, 4, 1, 30, 1, 50, 1, 1, 1, 70, 4, 3, 62, 1, 70, 4, 0, 28, 0, 1, 0, 50, 1, 0, 1, 2, 70, 4, 1})
 	f.Add([]byte("\x03zero or negative durations, big jumps, cascades across levels of a 64-slot wheel"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) == 0 {

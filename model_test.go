@@ -28,6 +28,17 @@ import (
 // model of the buckets could predict, so the harness reads it
 // from the timer's shard once the timer is armed, and checks separately that
 // no shard's currentTick ever runs ahead of the clock.
+//
+// A Ticker of period p armed at elapsed e is, in the reference, a list of
+// phase points e+p, e+2p, ... (saturating): its pending point is next, due at
+// tick ceil(next/tick). A step at elapsed E that reaches that tick sends E on
+// C if C is empty, or drops the tick if C holds one (C never holds two), and
+// moves next to the first phase point after E, except that after k drops in
+// a row it first skips 2^k-1 further points (the back-off documented on
+// NewTicker, capped at 2^maxTickerBackoff). So a ticker fires at most once a
+// step, never before next, and keeps its phase; after Stop or Reset returns
+// C is empty (no stale tick), and Reset starts new phase points from its own
+// time.
 
 // A chooser supplies the harness's choices: a seeded PRNG, or fuzz input.
 type chooser interface {
@@ -73,25 +84,39 @@ const (
 	modelFunc     modelKind = iota // AfterFunc
 	modelChan                      // NewTimer
 	modelSchedule                  // ScheduleFunc
+	modelTicker                    // NewTicker
 )
 
 func (k modelKind) String() string {
-	return [...]string{"func", "chan", "schedule"}[k]
+	return [...]string{"func", "chan", "schedule", "ticker"}[k]
 }
 
 type modelTimer struct {
 	kind   modelKind
-	timer  *Timer
-	active bool  // pending: will fire unless stopped (never, once the wheel stopped)
-	due    int64 // tick at which it fires, while active and the wheel runs
-	target int64 // ns since epoch it must not fire before: e+d, or a schedule's next
-	// Schedules.
+	timer  *Timer  // all kinds but tickers
+	ticker *Ticker // tickers
+	active bool    // pending: will fire unless stopped (never, once the wheel stopped)
+	due    int64   // tick at which it fires, while active and the wheel runs
+	target int64   // ns since epoch it must not fire before: e+d, or a schedule's next
+	// Schedules and tickers.
 	period int64
 	finite bool // a countdown schedule, rather than Every
 	left   int  // runs a countdown has left to grant
-	// Channel timers: a value sent and not yet received.
+	// Channel timers and tickers: a value sent and not yet received.
 	buffered bool
 	value    int64 // ns since epoch of the buffered value
+	// Tickers: consecutive ticks dropped for a full C.
+	drops int
+}
+
+// hasC says whether m delivers values on a channel.
+func (m *modelTimer) hasC() bool { return m.kind == modelChan || m.kind == modelTicker }
+
+func (m *modelTimer) c() <-chan time.Time {
+	if m.kind == modelTicker {
+		return m.ticker.C
+	}
+	return m.timer.C
 }
 
 // countdown is a Scheduler that grants a fixed number of runs, period apart.
@@ -148,6 +173,7 @@ type harness struct {
 	scheduleRunsBudget    int64      // max schedule runs one step may cause
 	maxLevels             int
 	immediateChecked      int
+	ticksSent, ticksLost  int // tickers' ticks sent on C, and dropped for a full C
 	levelsSeen            int // the most levels the wheel has had
 }
 
@@ -281,6 +307,59 @@ func (h *harness) grant(m *modelTimer) bool {
 	return true
 }
 
+// armTicker is the model of NewTicker(d) and Ticker.Reset(d), d > 0: phase
+// points from now, the first one pending.
+func (h *harness) armTicker(m *modelTimer, d time.Duration) {
+	wasActive := m.active
+	m.active, m.buffered = true, false
+	m.period, m.drops = int64(d), 0
+	h.setTickerNext(m, satAdd(h.elapsed, int64(d)))
+	if !wasActive && !h.stopped {
+		h.pending++
+	}
+}
+
+func (h *harness) setTickerNext(m *modelTimer, next int64) {
+	m.target, m.due = next, never
+	if next < math.MaxInt64 {
+		m.due = ceilTick(next, h.tick)
+	}
+}
+
+// tickerFired is the model of a ticker reaching its due tick in a step at
+// elapsed E: the tick is sent if C is empty and dropped otherwise, and the
+// next pending phase point is the first after E, past the back-off's skipped
+// points.
+func (h *harness) tickerFired(m *modelTimer) {
+	E := h.elapsed
+	if m.buffered {
+		m.drops = min(m.drops+1, maxTickerBackoff)
+		h.ticksLost++
+	} else {
+		m.buffered, m.value, m.drops = true, E, 0
+		h.ticksSent++
+	}
+	skip := int64(math.MaxInt64) // period << drops, saturating
+	if m.period <= math.MaxInt64>>m.drops {
+		skip = m.period << m.drops
+	}
+	next := satAdd(m.target, skip)
+	if next <= E {
+		next += (E - next) / m.period * m.period // the last phase point at or before E
+		next = satAdd(next, m.period)
+	}
+	h.setTickerNext(m, next)
+}
+
+// tickerPeriod draws a Ticker's period: mostly periods a ticker is made
+// with, sometimes any duration, zero, negative and huge ones included.
+func (h *harness) tickerPeriod() time.Duration {
+	if h.c.intn(4) == 0 {
+		return h.duration()
+	}
+	return time.Duration(h.period())
+}
+
 func (h *harness) callback(id int) func() {
 	return func() { h.events = append(h.events, id) }
 }
@@ -318,6 +397,17 @@ func (h *harness) add(kind modelKind) {
 			h.arm(m, time.Duration(m.period))
 		}
 		m.timer = h.tw.ScheduleFunc(s, h.callback(id))
+	case modelTicker:
+		d := h.tickerPeriod()
+		if d <= 0 {
+			h.note("NewTicker(%d) want panic", d)
+			require.Panics(h.t, func() { h.tw.NewTicker(d) }, "%v", h)
+			require.Nil(h.t, h.tw.Tick(d), "%v", h)
+			return
+		}
+		h.note("NewTicker(%d) -> #%d", d, id)
+		h.armTicker(m, d)
+		m.ticker = h.tw.NewTicker(d)
 	}
 	h.timers = append(h.timers, m)
 }
@@ -329,6 +419,15 @@ func (h *harness) pick() (int, *modelTimer) {
 
 func (h *harness) stop() {
 	id, m := h.pick()
+	if m.kind == modelTicker {
+		h.note("#%d(ticker).Stop()", id)
+		h.stopTicker(m)
+		m.ticker.Stop()
+		if len(m.ticker.C) != 0 {
+			h.t.Fatalf("%v: a tick on C after Stop returned", h)
+		}
+		return
+	}
 	want := m.active || (m.kind == modelChan && m.buffered)
 	h.note("#%d(%v).Stop() want %v", id, m.kind, want)
 	if m.active {
@@ -344,8 +443,25 @@ func (h *harness) stop() {
 	}
 }
 
+// stopTicker is the model of Ticker.Stop: it counts as a Stop that
+// prevented a fire when the ticker was pending, and empties C.
+func (h *harness) stopTicker(m *modelTimer) {
+	if m.active {
+		m.active = false
+		h.stops++
+		if !h.stopped {
+			h.pending--
+		}
+	}
+	m.buffered = false
+}
+
 func (h *harness) reset() {
 	id, m := h.pick()
+	if m.kind == modelTicker {
+		h.resetTicker(id, m)
+		return
+	}
 	d := h.duration()
 	if m.kind == modelSchedule {
 		// Keep schedules reset into the past within a few wheel spans, so
@@ -363,14 +479,29 @@ func (h *harness) reset() {
 	h.armed(m, d)
 }
 
+func (h *harness) resetTicker(id int, m *modelTimer) {
+	d := h.tickerPeriod()
+	if d <= 0 {
+		h.note("#%d(ticker).Reset(%d) want panic", id, d)
+		require.Panics(h.t, func() { m.ticker.Reset(d) }, "%v", h)
+		return
+	}
+	h.note("#%d(ticker).Reset(%d)", id, d)
+	h.armTicker(m, d)
+	m.ticker.Reset(d)
+	if len(m.ticker.C) != 0 {
+		h.t.Fatalf("%v: a tick on C after Reset returned", h)
+	}
+}
+
 func (h *harness) receive() {
 	id, m := h.pick()
-	if m.kind != modelChan {
+	if !m.hasC() {
 		return
 	}
 	h.note("<-#%d.C want value %v", id, m.buffered)
 	select {
-	case v := <-m.timer.C:
+	case v := <-m.c():
 		require.True(h.t, m.buffered, "%v: unexpected value on C", h)
 		require.Equal(h.t, m.value, int64(v.Sub(h.epoch)), "%v: value on C", h)
 		m.buffered = false
@@ -539,6 +670,8 @@ func (h *harness) step() {
 					m.active = false
 					h.pending--
 				}
+			case modelTicker:
+				h.tickerFired(m) // stays active, due after T
 			}
 		}
 	}
@@ -557,8 +690,8 @@ func (h *harness) step() {
 		require.Equal(h.t, want, got, "%v: callbacks run by step (timer id -> runs)", h)
 	}
 	for id, m := range h.timers {
-		if m.kind == modelChan && m.buffered != (len(m.timer.C) == 1) {
-			h.t.Fatalf("%v: timer #%d has a value on C: %v, want %v", h, id, len(m.timer.C) == 1, m.buffered)
+		if m.hasC() && m.buffered != (len(m.c()) == 1) {
+			h.t.Fatalf("%v: %v #%d has a value on C: %v, want %v", h, m.kind, id, len(m.c()) == 1, m.buffered)
 		}
 	}
 	if ct := h.tw.maxCurrentTick(); ct > T {
@@ -609,6 +742,8 @@ func (h *harness) op() {
 		h.add(modelChan)
 	case r < 27 && canAdd:
 		h.add(modelSchedule)
+	case r < 30 && canAdd:
+		h.add(modelTicker)
 	case r < 42:
 		h.stop()
 	case r < 60:
@@ -647,6 +782,13 @@ func (h *harness) run(n int) {
 	h.advance(true)
 	// Every timer still pending reports true once, then false.
 	for id, m := range h.timers {
+		if m.kind == modelTicker {
+			h.stopTicker(m)
+			m.ticker.Stop()
+			m.ticker.Stop()
+			require.Zero(h.t, len(m.ticker.C), "%v: a tick on C after the final Stop of #%d", h, id)
+			continue
+		}
 		want := m.active || (m.kind == modelChan && m.buffered)
 		require.Equal(h.t, want, m.timer.Stop(), "%v: final Stop of #%d", h, id)
 		require.False(h.t, m.timer.Stop(), "%v: second Stop of #%d", h, id)
@@ -678,7 +820,7 @@ func TestModel(t *testing.T) {
 	}
 	t.Logf("seed %d (TIMINGWHEEL_SEED=%d reproduces it)", seed, seed)
 	const opsPerRun = 1500
-	var ops, immediate int
+	var ops, immediate, ticksSent, ticksLost int
 	var fired uint64
 	levels := map[modelConfig]int{}
 	for run := 0; ops < total; run++ {
@@ -688,10 +830,15 @@ func TestModel(t *testing.T) {
 		h.run(opsPerRun)
 		ops += h.ops
 		immediate += h.immediateChecked
+		ticksSent += h.ticksSent
+		ticksLost += h.ticksLost
 		fired += h.fired
 		levels[cfg] = max(levels[cfg], h.levelsSeen)
 	}
-	t.Logf("%d operations, %d expirations, %d immediate (d <= 0) armings", ops, fired, immediate)
+	t.Logf("%d operations, %d expirations, %d immediate (d <= 0) armings, tickers' ticks: %d sent, %d dropped", ops, fired, immediate, ticksSent, ticksLost)
+	if !testing.Short() && (ticksSent == 0 || ticksLost == 0) {
+		t.Errorf("the run checked no tickers' ticks sent (%d) or none dropped (%d)", ticksSent, ticksLost)
+	}
 	for _, cfg := range modelConfigs {
 		t.Logf("tick %v, size %d: up to %d levels", cfg.tick, cfg.size, levels[cfg])
 	}

@@ -35,8 +35,15 @@ type shard struct {
 	currentTick int64
 	levels      []level // levels[L] exists once a timer needed it; trailing empty levels are released
 	free        []*bucket
-	stopped     bool // set by the wheel's Stop
-	counters    counters
+	// spare is an empty array of more than releaseCap timers, kept from the
+	// last big bucket that emptied, for the next bucket that must grow past
+	// its array (see bucket.grow and releaseCap): a flush that re-arms the
+	// timers it takes out, as Tickers are, fills another bucket as big as
+	// the one it empties. Its capacity is at most twice counters.pending
+	// when last checked (see trimSpare); nil when there is none.
+	spare    []*Timer
+	stopped  bool // set by the wheel's Stop
+	counters counters
 
 	// Keeps the hot fields of neighbouring shards off each other's cache
 	// lines.
@@ -273,7 +280,7 @@ func (s *shard) stop() {
 			}
 		}
 	}
-	s.levels, s.free = nil, nil
+	s.levels, s.free, s.spare = nil, nil, nil
 }
 
 // lockAll locks every shard, in index order.

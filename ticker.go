@@ -3,8 +3,12 @@ package timingwheel
 import "time"
 
 // A Ticker holds a channel that delivers “ticks” of a clock at intervals, as
-// time.Ticker does, on a TimingWheel. It costs no more than a channel Timer:
-// the wheel keeps one node for it, re-armed in place at every tick.
+// time.Ticker does, on a TimingWheel. It costs no more than a channel Timer
+// armed beyond strongHorizon (TestTickerCostsNoMoreThanATimer): the wheel
+// keeps one node for it, re-armed in place at every tick, and holds its
+// channel weakly. A NewTimer due within strongHorizon holds its channel
+// strongly and costs less: 4 allocations against 7, and 0.24 µs against
+// 1.1 µs in one loaded run of BenchmarkTickerCost.
 //
 // As time.Ticker's since Go 1.23: C has a buffer of one and a tick the
 // receiver has not taken when the next is due is dropped; after Stop or

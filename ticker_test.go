@@ -7,9 +7,11 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -115,6 +117,53 @@ func TestTickerStopResetLeaveNoStaleTick(t *testing.T) {
 		tk.Reset(semLong)
 		o.note("after Reset to an hour, a tick waiting: %v", !nothingOn(c, 0))
 		o.note("after Reset to an hour, a tick within the settle time: %v", !nothingOn(c, semSettle))
+	})
+}
+
+// TestTickerBlockedReceivers: goroutines blocked on C, as a select loop
+// is, receive nothing from a stopped ticker nor from one Reset to an hour;
+// a Reset to a short period wakes them, and after Stop they receive nothing.
+func TestTickerBlockedReceivers(t *testing.T) {
+	requireTickersSameAsTime(t, []string{
+		"stopped: receivers woken: 0",
+		"Reset to an hour: receivers woken: 0",
+		"Reset to a short period: a receiver woken: true",
+		"after Stop: ticks received: false",
+	}, func(t *testing.T, api tickerAPI, o *observations) {
+		tk, c := api.newTicker(semLong)
+		defer tk.Stop()
+		tk.Stop()
+		var woken atomic.Int32
+		quit := make(chan struct{})
+		var wg sync.WaitGroup
+		for range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-c:
+						woken.Add(1)
+					case <-quit:
+						return
+					}
+				}
+			}()
+		}
+		defer func() { close(quit); wg.Wait() }()
+		time.Sleep(semSettle)
+		o.note("stopped: receivers woken: %d", woken.Load())
+		tk.Reset(semLong)
+		time.Sleep(semSettle)
+		o.note("Reset to an hour: receivers woken: %d", woken.Load())
+		tk.Reset(semShort)
+		o.note("Reset to a short period: a receiver woken: %v",
+			assert.Eventually(t, func() bool { return woken.Load() > 0 }, semWait, 100*time.Microsecond))
+		tk.Stop()
+		time.Sleep(semSettle) // a tick taken before Stop has been counted
+		n := woken.Load()
+		time.Sleep(semSettle)
+		o.note("after Stop: ticks received: %v", woken.Load() != n)
 	})
 }
 
