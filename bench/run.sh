@@ -147,4 +147,16 @@ if [[ -f "$out/redis.md" ]]; then
 		sed -e '1{/^# /d}' -e 's/^## /### /' "$out/redis.md"
 	} >>../docs/BENCHMARKS.md
 fi
+# timerd's load test needs Redis and a timerd process: measured separately too
+# (bench/timerd.sh; see docs/bench/timerd.md).
+if [[ -f "$out/timerd.md" ]]; then
+	{
+		echo
+		echo "## 11. timerd: the delayed-task service under load"
+		echo
+		echo "Measured separately from the sections above; from [bench/timerd.md](bench/timerd.md)."
+		echo
+		sed -e '1{/^# /d}' -e 's/^## /### /' "$out/timerd.md"
+	} >>../docs/BENCHMARKS.md
+fi
 echo "wrote docs/BENCHMARKS.md in $(($(date +%s) - start)) s" >&2
