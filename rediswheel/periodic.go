@@ -46,7 +46,8 @@ var (
 	// ErrPeriodicRemoved is returned by Periodic when the schedule was
 	// removed with RemovePeriodic while it ran.
 	ErrPeriodicRemoved = errors.New("rediswheel: periodic schedule removed")
-	// ErrPeriodicStalled goes to Options.OnError when a replica's step to
+	// ErrPeriodicStalled goes to Options.OnError (slog.Default at warning
+	// level when it is nil, as Run's errors) when a replica's step to
 	// add a time took until that time: another replica may have found the
 	// pointer behind and added the time again after it ran, so without
 	// Options.Retention it may run twice. The error names the time's key.
@@ -114,7 +115,7 @@ func Every(d time.Duration) Schedule {
 // the schedule and adding the time, or between adding it and moving the
 // pointer (or dies there), and the time has run and finished meanwhile; a
 // replica that stalls so reports an error wrapping ErrPeriodicStalled to
-// Options.OnError.
+// Options.OnError (or slog.Default at warning level when it is nil).
 //
 // Cancel of an occurrence's key skips that one time. Pause does not stop a
 // schedule: its times keep being added and run at Resume; remove it instead.
@@ -124,7 +125,8 @@ func Every(d time.Duration) Schedule {
 //
 // The name must be 1..MaxPeriodicNameLen bytes, or Periodic returns an error
 // wrapping ErrPeriodicName; it panics if s is nil. Redis errors go to
-// Options.OnError and are retried.
+// Options.OnError, or to slog.Default at warning level with op "periodic"
+// when it is nil, and are retried.
 func (q *Queue) Periodic(ctx context.Context, name string, s Schedule, payload []byte, opts ...TaskOption) error {
 	if s == nil {
 		panic("rediswheel: Periodic with nil Schedule")
@@ -220,9 +222,7 @@ func (p *periodic) run(ctx context.Context) error {
 			return nil
 		}
 		if err != nil {
-			if p.q.opts.OnError != nil {
-				p.q.opts.OnError(err)
-			}
+			p.q.report("periodic", err)
 			wait = errorSleep
 		}
 		if wait > 0 {
@@ -308,8 +308,8 @@ func (p *periodic) addThenAdvance(ctx context.Context, st periodicState, next in
 	// Every way a time runs twice passes here: an Add of a future time that
 	// landed after the time, or one whose pointer move came too late to stop
 	// another replica catching up on it. Say so, never silently.
-	if r.now >= next && p.q.opts.OnError != nil {
-		p.q.opts.OnError(fmt.Errorf("%w: %q, %dms late", ErrPeriodicStalled, key, r.now-next))
+	if r.now >= next {
+		p.q.report("periodic", fmt.Errorf("%w: %q, %dms late", ErrPeriodicStalled, key, r.now-next))
 	}
 	return nil
 }
