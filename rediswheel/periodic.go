@@ -296,8 +296,12 @@ func (p *periodic) addThenAdvance(ctx context.Context, st periodicState, next in
 	}
 	// Take back an occurrence that no pointer names: the schedule was
 	// removed meanwhile, or a replica with another schedule moved the
-	// pointer elsewhere. (If it moved to next, our Add was a no-op.)
-	if added && r.status <= 0 && (r.status < 0 || r.pointer != next) {
+	// pointer elsewhere, short of next. (If it moved to next, our Add was a
+	// no-op.) A pointer past next means this replica stalled past the time
+	// while the others moved on, their Adds of it no-ops: ours is the time's
+	// only task, and may be running, waiting for a retry or retained. Taking
+	// it back would cancel that run, or end its uniqueness window.
+	if added && (r.status < 0 || r.status == 0 && r.pointer < next) {
 		if _, err := p.q.Cancel(fin, key); err != nil {
 			return err
 		}

@@ -459,3 +459,35 @@ func TestPeriodicReportsStall(t *testing.T) {
 	assert.ErrorIs(t, reported[0], ErrPeriodicStalled)
 	assert.ErrorContains(t, reported[0], strconv.Quote(occurrenceKey("x", next)))
 }
+
+// A replica that added a time and then stalled past it, while the others
+// moved the pointer on (their Adds of that time no-ops), must not take its
+// Add back: the task is the time's only one, and may be running or done.
+// Here the others' moves are made first, so that the stalled replica's Add
+// is the one that stores the time, as it was in the race.
+func TestPeriodicStalledReplicaKeepsItsTime(t *testing.T) {
+	q := newQueue(t, standalone(t), Options{Retention: time.Hour, OnError: func(error) {}})
+	ctx := context.Background()
+	t.Cleanup(func() { q.client.Del(ctx, q.registryKey()) })
+	p := &periodic{q: q, name: "x", s: Every(time.Hour)}
+	read, err := q.periodicOp(ctx, "register", "x")
+	require.NoError(t, err)
+	next, err := p.next(read.pointer)
+	require.NoError(t, err)
+	after, err := p.next(next)
+	require.NoError(t, err)
+	// The other replicas: the pointer moved to next, then, once next was
+	// due, on to the time after.
+	from := read.pointer
+	for _, to := range []int64{next, after} {
+		r, err := q.periodicOp(ctx, "advance", "x", from, to)
+		require.NoError(t, err)
+		require.Equal(t, int64(1), r.status)
+		from = to
+	}
+	// The stalled replica, from its reading of the registered pointer.
+	require.NoError(t, p.addThenAdvance(ctx, read, next, time.Now()))
+	info, err := q.Get(ctx, occurrenceKey("x", next))
+	require.NoError(t, err)
+	assert.Equal(t, StateScheduled, info.State, "the time's only task was taken back")
+}
