@@ -139,7 +139,9 @@ func (q *Queue) Periodic(ctx context.Context, name string, s Schedule, payload [
 }
 
 // RemovePeriodic deletes the schedule registered under name and cancels its
-// pending occurrence, and reports whether there was one. The replicas running
+// pending occurrence, and reports whether there was one. That occurrence
+// never ran, so it is forgotten, not retained (Options.Retention): a later
+// registration of the name adds its time again. The replicas running
 // it stop adding and return ErrPeriodicRemoved; an occurrence that was
 // already due may still run once. A later Periodic with the name registers
 // it anew. It returns an error wrapping ErrPeriodicName for a bad name.
@@ -156,7 +158,7 @@ func (q *Queue) RemovePeriodic(ctx context.Context, name string) (bool, error) {
 	// that one itself.
 	if st.pointer > st.now {
 		key := occurrenceKey(name, st.pointer)
-		if _, err := q.Cancel(ctx, key); err != nil {
+		if _, err := q.cancel(ctx, key, 0); err != nil {
 			return true, fmt.Errorf("rediswheel: periodic %q removed, but its occurrence %q may still run: %w", name, key, err)
 		}
 	}
@@ -302,7 +304,9 @@ func (p *periodic) addThenAdvance(ctx context.Context, st periodicState, next in
 	// only task, and may be running, waiting for a retry or retained. Taking
 	// it back would cancel that run, or end its uniqueness window.
 	if added && (r.status < 0 || r.status == 0 && r.pointer < next) {
-		if _, err := p.q.Cancel(fin, key); err != nil {
+		// Forgotten, not retained, as RemovePeriodic's: a time that no
+		// pointer names may be added again by a new registration.
+		if _, err := p.q.cancel(fin, key, 0); err != nil {
 			return err
 		}
 	}

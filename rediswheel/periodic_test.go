@@ -491,3 +491,42 @@ func TestPeriodicStalledReplicaKeepsItsTime(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, StateScheduled, info.State, "the time's only task was taken back")
 }
+
+// Removing a schedule and registering it again, with Retention, must not
+// lose the time that was waiting at the removal: it never ran, so the new
+// registration adds it again rather than meet it retained as cancelled.
+func TestPeriodicRemoveThenRegisterRunsTheNextTime(t *testing.T) {
+	c := standalone(t)
+	q := newQueue(t, c, Options{Retention: time.Hour})
+	ctx := context.Background()
+	t.Cleanup(func() { c.Del(ctx, q.registryKey()) })
+	pointer := func() int64 {
+		p, _ := c.HGet(ctx, q.registryKey(), "x").Int64()
+		return p
+	}
+	register := func() int64 {
+		t.Helper()
+		pctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- q.Periodic(pctx, "x", Every(time.Hour), []byte("p")) }()
+		var next int64
+		eventually(t, 10*time.Second, "the next time added", func() bool {
+			next = pointer()
+			return next > redisTime(t, c).UnixMilli()
+		})
+		cancel()
+		require.NoError(t, <-done)
+		return next
+	}
+	next := register()
+	require.Equal(t, []int64{next}, occurrences(t, q, "x"))
+	removed, err := q.RemovePeriodic(ctx, "x")
+	require.NoError(t, err)
+	require.True(t, removed)
+	require.Empty(t, occurrences(t, q, "x"))
+
+	if again := register(); again != next {
+		t.Skipf("the hour turned during the test (%d, then %d)", next, again)
+	}
+	assert.Equal(t, []int64{next}, occurrences(t, q, "x"), "the time waiting at the removal was lost")
+}
