@@ -73,6 +73,16 @@ func TestScriptsRejectUnknownArguments(t *testing.T) {
 		{"add groups", "bad task count", []any{string(addNX), string(baseAbs), 1, "k", at, "p", noPolicy}, append(append([]string(nil), keys...), keys...)},
 		{"add keys", "not 6 per shard", []any{string(addNX), string(baseAbs), 1, "k", at, "p", noPolicy}, keys[:5]},
 		{"add time", "is not a number", []any{string(addReplace), string(baseAbs), 1, "k", "soon", "p", noPolicy}, nil},
+		// Numbers Lua reads but the Go side never sends: NaN and infinity
+		// would fail in ZADD after the payload is stored (an orphan that
+		// blocks its key), a fraction would end up in the task record.
+		{"add time nan", "is not a number", []any{string(addNX), string(baseAbs), 1, "k", "nan", "p", noPolicy}, nil},
+		{"add time inf", "is not a number", []any{string(addNX), string(baseAbs), 1, "k", "1e999", "p", noPolicy}, nil},
+		{"add time fraction", "is not a number", []any{string(addNX), string(baseRel), 1, "k", "1.5", "p", noPolicy}, nil},
+		{"add time negative", "is not a number", []any{string(addNX), string(baseAbs), 1, "k", "-1", "p", noPolicy}, nil},
+		// A record claim cannot parse would fail every claim of its shard.
+		{"add policy", "bad policy", []any{string(addNX), string(baseAbs), 1, "k", at, "p", "soon"}, nil},
+		{"add policy fields", "bad policy", []any{string(addNX), string(baseAbs), 1, "k", at, "p", "0|0|0|"}, nil},
 	} {
 		k := tc.keys
 		if k == nil {
