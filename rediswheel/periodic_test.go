@@ -530,3 +530,44 @@ func TestPeriodicRemoveThenRegisterRunsTheNextTime(t *testing.T) {
 	}
 	assert.Equal(t, []int64{next}, occurrences(t, q, "x"), "the time waiting at the removal was lost")
 }
+
+// A time missed by less than catchUpGrace runs on its own, late, and so does
+// each one after it: a replica that stalled half a second on a 100ms
+// schedule runs the five times it missed, not only the latest as after an
+// outage.
+func TestPeriodicJustMissedTimesRunEach(t *testing.T) {
+	c := standalone(t)
+	q := newQueue(t, c, Options{})
+	ctx := context.Background()
+	t.Cleanup(func() { c.Del(ctx, q.registryKey()) })
+	p := &periodic{q: q, name: "x", s: Every(100 * time.Millisecond)}
+	missed := redisTime(t, c).Add(-500 * time.Millisecond).Truncate(100 * time.Millisecond).UnixMilli()
+	require.NoError(t, c.HSet(ctx, q.registryKey(), "x", missed).Err())
+	st, err := q.periodicOp(ctx, "read", "x")
+	require.NoError(t, err)
+	_, err = p.step(ctx, st, time.Now())
+	require.NoError(t, err)
+	assert.Equal(t, []int64{missed + 100}, occurrences(t, q, "x"), "the first missed time, on its own")
+	st, err = q.periodicOp(ctx, "read", "x")
+	require.NoError(t, err)
+	assert.Equal(t, missed+100, st.pointer)
+}
+
+// A replica whose reading of the registry is older than the time it would
+// add reads again rather than add it: the time may have run and gone since.
+func TestPeriodicStaleReadingAddsNothing(t *testing.T) {
+	c := standalone(t)
+	q := newQueue(t, c, Options{})
+	ctx := context.Background()
+	t.Cleanup(func() { c.Del(ctx, q.registryKey()) })
+	p := &periodic{q: q, name: "x", s: Every(time.Hour)}
+	st, err := q.periodicOp(ctx, "register", "x")
+	require.NoError(t, err)
+	next, err := p.next(st.pointer)
+	require.NoError(t, err)
+	require.NoError(t, p.addThenAdvance(ctx, st, next, time.Now().Add(-2*time.Hour)))
+	assert.Empty(t, occurrences(t, q, "x"))
+	again, err := q.periodicOp(ctx, "read", "x")
+	require.NoError(t, err)
+	assert.Equal(t, st.pointer, again.pointer, "the pointer stays")
+}
