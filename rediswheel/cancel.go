@@ -49,5 +49,8 @@ func (q *Queue) cancel(ctx context.Context, key string, retention time.Duration)
 	if err != nil {
 		return false, fmt.Errorf("rediswheel: cancel %q: %w", key, err)
 	}
+	if o := q.opts.Observer; o != nil && v[1] > 0 {
+		o.RetainedTrimmed(TrimEvent{Shard: q.shard(key), Tasks: int(v[1])})
+	}
 	return v[0] != cancelUnknown, nil
 }

@@ -225,9 +225,10 @@
 //
 // Options.Observer receives a Queue's events: tasks added, each claim and
 // settle round trip, each delivery's start (with its lateness on the Redis
-// clock) and end, dead tasks trimmed, failed Redis calls. The module
-// rediswheel/rwmetrics turns them into Prometheus metrics; it is a module of
-// its own, so importing rediswheel does not pull in the Prometheus client.
+// clock) and end, dead and retained tasks trimmed, failed Redis calls. The
+// module rediswheel/rwmetrics turns them into Prometheus metrics; it is a
+// module of its own, so importing rediswheel does not pull in the
+// Prometheus client.
 //
 // # Costs
 //
