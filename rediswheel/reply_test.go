@@ -102,6 +102,16 @@ func TestScriptsRejectUnknownArguments(t *testing.T) {
 	}
 	assert.ErrorContains(t, claimScript.Run(ctx, c, keys, append(good, "extra")...).Err(), "want 9 arguments")
 	assert.ErrorContains(t, claimScript.Run(ctx, c, keys, good[:8]...).Err(), "want 9 arguments")
+	// list reads only, but a limit or budget it misreads answers wrongly: a
+	// NaN budget passed its check and ended every listing at once.
+	for _, args := range [][]any{
+		{"scheduled", "", "", "1.5", 256},
+		{"scheduled", "", "", 10, "nan"},
+		{"scheduled", "", "", 0, 256},
+		{"scheduled", "nan", "k", 10, 256},
+	} {
+		assert.ErrorContains(t, listScript.Run(ctx, c, keys, args...).Err(), "rediswheel: list", "list %v", args)
+	}
 	assert.Zero(t, leftovers(t, q), "nothing stored by a refused call")
 }
 
