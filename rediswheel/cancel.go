@@ -3,6 +3,7 @@ package rediswheel
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // A cancelCode is what the cancel script found under the key; lua/cancel.lua
@@ -30,17 +31,26 @@ const (
 // retention ends. Cancel of a retained task, done or cancelled, forgets it at
 // once and reports true: the way to end a uniqueness window early.
 func (q *Queue) Cancel(ctx context.Context, key string) (bool, error) {
+	return q.cancel(ctx, key, q.opts.Retention)
+}
+
+// cancel is Cancel retaining a cancelled task for retention (0: forgotten at
+// once, as a periodic time that never ran is, so that it can be added again).
+func (q *Queue) cancel(ctx context.Context, key string, retention time.Duration) (bool, error) {
 	if err := checkKey(key); err != nil {
 		return false, err
 	}
 	// The arguments and the reply are lua/cancel.lua's: change both together.
-	args := []any{key, durationMilliCeil(q.opts.Retention), q.opts.MaxRetained}
+	args := []any{key, durationMilliCeil(retention), q.opts.MaxRetained}
 	v, err := cancelScript.Run(ctx, q.client, q.keys[q.shard(key)], args...).Int64Slice()
 	if err == nil && (len(v) != 2 || v[0] < cancelUnknown || v[0] > cancelRetained) {
 		err = fmt.Errorf("unexpected reply %v", v)
 	}
 	if err != nil {
 		return false, fmt.Errorf("rediswheel: cancel %q: %w", key, err)
+	}
+	if o := q.opts.Observer; o != nil && v[1] > 0 {
+		o.RetainedTrimmed(TrimEvent{Shard: q.shard(key), Tasks: int(v[1])})
 	}
 	return v[0] != cancelUnknown, nil
 }

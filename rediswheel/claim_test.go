@@ -272,3 +272,28 @@ func TestReapedCancelledTaskIsRetained(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, added, "retained: Add is a no-op")
 }
+
+// A task whose lease ran out unconfirmed waits in due with its count of
+// unconfirmed claims (u|); Cancel then forgets every field of it, that one
+// included, and leaves nothing behind.
+func TestCancelForgetsUnconfirmedCount(t *testing.T) {
+	q := newQueue(t, standalone(t), Options{Shards: 1})
+	ctx := context.Background()
+	_, err := q.Add(ctx, "k", []byte("p"), time.Now().Add(-time.Second))
+	require.NoError(t, err)
+	got, err := q.claim(ctx, 0, 1, MinLease) // its reply lost: nobody runs it
+	require.NoError(t, err)
+	require.Len(t, got.tasks, 1)
+	require.NoError(t, q.Pause(ctx)) // the reaper runs, nothing is leased again
+	eventually(t, 10*time.Second, "the lease reaped", func() bool {
+		_, err := q.claim(ctx, 0, 1, MinLease)
+		require.NoError(t, err)
+		return totals(t, q) == ShardStats{Due: 1}
+	})
+	require.Equal(t, "1", ctlField(t, q, "u|", "k"))
+	ok, err := q.Cancel(ctx, "k")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.NoError(t, q.Resume(ctx))
+	assert.Zero(t, leftovers(t, q))
+}

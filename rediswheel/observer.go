@@ -7,8 +7,8 @@ import (
 
 // An Observer receives a Queue's events, for metrics and tracing: tasks
 // added, claim and settle round trips, deliveries started and finished, dead
-// tasks trimmed, failed Redis calls. Set it as Options.Observer; the package
-// rwmetrics turns the events into Prometheus metrics.
+// and retained tasks trimmed, failed Redis calls. Set it as Options.Observer;
+// the package rwmetrics turns the events into Prometheus metrics.
 //
 // Its methods are called synchronously, on the goroutines of Add and of Run,
 // from any number of them at once: they must be safe for concurrent use,
@@ -40,6 +40,10 @@ type Observer interface {
 	// DeadTrimmed reports dead tasks dropped because their shard's dead set
 	// was over Options.MaxDead.
 	DeadTrimmed(TrimEvent)
+	// RetainedTrimmed reports retained tasks (Options.Retention) forgotten by
+	// a settle or a Cancel: their retention was over, or their shard held
+	// more than Options.MaxRetained, which ends uniqueness windows early.
+	RetainedTrimmed(TrimEvent)
 	// RedisError reports each failed Redis call of an Add (whose caller gets
 	// the error too) and each one Run retries: its claims, settles and lease
 	// extensions (whose errors also go to Options.OnError or the log). A
@@ -57,6 +61,7 @@ func (NoopObserver) DeliveryStarted(StartEvent)  {}
 func (NoopObserver) HandlerFinished(FinishEvent) {}
 func (NoopObserver) Settled(SettleEvent)         {}
 func (NoopObserver) DeadTrimmed(TrimEvent)       {}
+func (NoopObserver) RetainedTrimmed(TrimEvent)   {}
 func (NoopObserver) RedisError(RedisErrorEvent)  {}
 
 // AddEvent is one batch of added tasks of one kind.
@@ -120,7 +125,8 @@ type SettleEvent struct {
 	Rejected  int // dropped: the lease was lost, another delivery owns the task
 }
 
-// TrimEvent is a number of dead tasks dropped from one shard.
+// TrimEvent is a number of dead tasks dropped from one shard (DeadTrimmed),
+// or of retained tasks forgotten (RetainedTrimmed).
 type TrimEvent struct {
 	Shard int
 	Tasks int
@@ -208,6 +214,9 @@ func (q *Queue) observedSettle(ctx context.Context, shard int, os []outcome) (se
 	}
 	o.Settled(e)
 	q.observeTrimmed(shard, s.trimmed)
+	if s.trimmedKept > 0 {
+		o.RetainedTrimmed(TrimEvent{Shard: shard, Tasks: s.trimmedKept})
+	}
 	return s, err
 }
 

@@ -3,6 +3,7 @@ package rediswheel
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -194,4 +195,62 @@ func TestObserverSeesHandlerTimeout(t *testing.T) {
 	assert.Equal(t, "dead", f.Outcome, "a failed last attempt")
 	assert.Contains(t, f.Error, ErrHandlerTimeout.Error())
 	assert.GreaterOrEqual(t, f.Duration, 200*time.Millisecond)
+}
+
+// trims is an Observer that sums DeadTrimmed and RetainedTrimmed.
+type trims struct {
+	NoopObserver
+	n, kept atomic.Int64
+}
+
+func (tr *trims) DeadTrimmed(e TrimEvent)     { tr.n.Add(int64(e.Tasks)) }
+func (tr *trims) RetainedTrimmed(e TrimEvent) { tr.kept.Add(int64(e.Tasks)) }
+
+// Dead tasks a claim's reaping drops past MaxDead reach the Observer too,
+// not only a settle's: three leases run out on their last attempt in a
+// shard that keeps one dead task.
+func TestClaimReportsDeadTrimmed(t *testing.T) {
+	tr := &trims{}
+	q := newQueue(t, standalone(t), Options{Shards: 1, MaxDead: 1, MaxAttempts: 1, Observer: tr})
+	ctx := context.Background()
+	for i := range 3 {
+		_, err := q.Add(ctx, fmt.Sprint("k", i), nil, time.Now().Add(-time.Second))
+		require.NoError(t, err)
+	}
+	got, err := q.observedClaim(ctx, 0, 3, MinLease)
+	require.NoError(t, err)
+	require.Len(t, got.tasks, 3)
+	for _, d := range got.tasks {
+		// Confirmed, as by a heartbeat: their expiry counts the attempt.
+		require.NoError(t, q.client.HDel(ctx, q.keys[0][4], "u|"+d.task.Key).Err())
+	}
+	eventually(t, 10*time.Second, "the leases reaped", func() bool {
+		_, err := q.observedClaim(ctx, 0, 3, MinLease)
+		require.NoError(t, err)
+		return totals(t, q).InFlight == 0
+	})
+	assert.Equal(t, ShardStats{Dead: 1}, totals(t, q))
+	assert.Equal(t, int64(2), tr.n.Load())
+}
+
+// Retained tasks forgotten by a settle or a Cancel, past MaxRetained or at
+// the end of their retention, reach the Observer, as doc.go says they are
+// counted: a uniqueness window that ends early is not silent.
+func TestRetainedTrimsReachTheObserver(t *testing.T) {
+	tr := &trims{}
+	q := newQueue(t, standalone(t), Options{Shards: 1, Retention: time.Hour, MaxRetained: 1, Observer: tr})
+	ctx := context.Background()
+	for i := range 3 {
+		d := claimOne(t, q, fmt.Sprint("k", i))
+		_, err := q.observedSettle(ctx, 0, []outcome{{d: d, kind: outcomeDone}})
+		require.NoError(t, err)
+	}
+	assert.Equal(t, int64(2), tr.kept.Load(), "two settles each pushed the oldest out")
+	_, err := q.Add(ctx, "c", nil, time.Now().Add(time.Hour))
+	require.NoError(t, err)
+	ok, err := q.Cancel(ctx, "c") // retained as cancelled, the done one pushed out
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, int64(3), tr.kept.Load())
+	assert.Equal(t, ShardStats{Retained: 1}, totals(t, q))
 }

@@ -86,8 +86,10 @@ type Options struct {
 	// not its payload, about 700 bytes of Redis memory each (measured by
 	// TestRetainedMemory). It is forgotten by the first settle or cancel on
 	// its shard after its retention ends, so the window may last a little
-	// longer on an idle shard, never shorter. Cancel of a retained task and
-	// Replace of its key end the window at once.
+	// longer on an idle shard, never shorter unless the shard holds more than
+	// MaxRetained (the oldest are forgotten early, see Observer's
+	// RetainedTrimmed). Cancel of a retained task and Replace of its key end
+	// the window at once.
 	Retention time.Duration
 	// MaxRetained caps each shard's retained tasks; past it the oldest are
 	// forgotten early (default DefaultMaxRetained).

@@ -46,7 +46,8 @@ var (
 	// ErrPeriodicRemoved is returned by Periodic when the schedule was
 	// removed with RemovePeriodic while it ran.
 	ErrPeriodicRemoved = errors.New("rediswheel: periodic schedule removed")
-	// ErrPeriodicStalled goes to Options.OnError when a replica's step to
+	// ErrPeriodicStalled goes to Options.OnError (slog.Default at warning
+	// level when it is nil, as Run's errors) when a replica's step to
 	// add a time took until that time: another replica may have found the
 	// pointer behind and added the time again after it ran, so without
 	// Options.Retention it may run twice. The error names the time's key.
@@ -114,7 +115,7 @@ func Every(d time.Duration) Schedule {
 // the schedule and adding the time, or between adding it and moving the
 // pointer (or dies there), and the time has run and finished meanwhile; a
 // replica that stalls so reports an error wrapping ErrPeriodicStalled to
-// Options.OnError.
+// Options.OnError (or slog.Default at warning level when it is nil).
 //
 // Cancel of an occurrence's key skips that one time. Pause does not stop a
 // schedule: its times keep being added and run at Resume; remove it instead.
@@ -124,7 +125,8 @@ func Every(d time.Duration) Schedule {
 //
 // The name must be 1..MaxPeriodicNameLen bytes, or Periodic returns an error
 // wrapping ErrPeriodicName; it panics if s is nil. Redis errors go to
-// Options.OnError and are retried.
+// Options.OnError, or to slog.Default at warning level with op "periodic"
+// when it is nil, and are retried.
 func (q *Queue) Periodic(ctx context.Context, name string, s Schedule, payload []byte, opts ...TaskOption) error {
 	if s == nil {
 		panic("rediswheel: Periodic with nil Schedule")
@@ -137,7 +139,9 @@ func (q *Queue) Periodic(ctx context.Context, name string, s Schedule, payload [
 }
 
 // RemovePeriodic deletes the schedule registered under name and cancels its
-// pending occurrence, and reports whether there was one. The replicas running
+// pending occurrence, and reports whether there was one. That occurrence
+// never ran, so it is forgotten, not retained (Options.Retention): a later
+// registration of the name adds its time again. The replicas running
 // it stop adding and return ErrPeriodicRemoved; an occurrence that was
 // already due may still run once. A later Periodic with the name registers
 // it anew. It returns an error wrapping ErrPeriodicName for a bad name.
@@ -154,7 +158,7 @@ func (q *Queue) RemovePeriodic(ctx context.Context, name string) (bool, error) {
 	// that one itself.
 	if st.pointer > st.now {
 		key := occurrenceKey(name, st.pointer)
-		if _, err := q.Cancel(ctx, key); err != nil {
+		if _, err := q.cancel(ctx, key, 0); err != nil {
 			return true, fmt.Errorf("rediswheel: periodic %q removed, but its occurrence %q may still run: %w", name, key, err)
 		}
 	}
@@ -220,9 +224,7 @@ func (p *periodic) run(ctx context.Context) error {
 			return nil
 		}
 		if err != nil {
-			if p.q.opts.OnError != nil {
-				p.q.opts.OnError(err)
-			}
+			p.q.report("periodic", err)
 			wait = errorSleep
 		}
 		if wait > 0 {
@@ -296,9 +298,15 @@ func (p *periodic) addThenAdvance(ctx context.Context, st periodicState, next in
 	}
 	// Take back an occurrence that no pointer names: the schedule was
 	// removed meanwhile, or a replica with another schedule moved the
-	// pointer elsewhere. (If it moved to next, our Add was a no-op.)
-	if added && r.status <= 0 && (r.status < 0 || r.pointer != next) {
-		if _, err := p.q.Cancel(fin, key); err != nil {
+	// pointer elsewhere, short of next. (If it moved to next, our Add was a
+	// no-op.) A pointer past next means this replica stalled past the time
+	// while the others moved on, their Adds of it no-ops: ours is the time's
+	// only task, and may be running, waiting for a retry or retained. Taking
+	// it back would cancel that run, or end its uniqueness window.
+	if added && (r.status < 0 || r.status == 0 && r.pointer < next) {
+		// Forgotten, not retained, as RemovePeriodic's: a time that no
+		// pointer names may be added again by a new registration.
+		if _, err := p.q.cancel(fin, key, 0); err != nil {
 			return err
 		}
 	}
@@ -308,8 +316,8 @@ func (p *periodic) addThenAdvance(ctx context.Context, st periodicState, next in
 	// Every way a time runs twice passes here: an Add of a future time that
 	// landed after the time, or one whose pointer move came too late to stop
 	// another replica catching up on it. Say so, never silently.
-	if r.now >= next && p.q.opts.OnError != nil {
-		p.q.opts.OnError(fmt.Errorf("%w: %q, %dms late", ErrPeriodicStalled, key, r.now-next))
+	if r.now >= next {
+		p.q.report("periodic", fmt.Errorf("%w: %q, %dms late", ErrPeriodicStalled, key, r.now-next))
 	}
 	return nil
 }

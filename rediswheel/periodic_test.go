@@ -459,3 +459,115 @@ func TestPeriodicReportsStall(t *testing.T) {
 	assert.ErrorIs(t, reported[0], ErrPeriodicStalled)
 	assert.ErrorContains(t, reported[0], strconv.Quote(occurrenceKey("x", next)))
 }
+
+// A replica that added a time and then stalled past it, while the others
+// moved the pointer on (their Adds of that time no-ops), must not take its
+// Add back: the task is the time's only one, and may be running or done.
+// Here the others' moves are made first, so that the stalled replica's Add
+// is the one that stores the time, as it was in the race.
+func TestPeriodicStalledReplicaKeepsItsTime(t *testing.T) {
+	q := newQueue(t, standalone(t), Options{Retention: time.Hour, OnError: func(error) {}})
+	ctx := context.Background()
+	t.Cleanup(func() { q.client.Del(ctx, q.registryKey()) })
+	p := &periodic{q: q, name: "x", s: Every(time.Hour)}
+	read, err := q.periodicOp(ctx, "register", "x")
+	require.NoError(t, err)
+	next, err := p.next(read.pointer)
+	require.NoError(t, err)
+	after, err := p.next(next)
+	require.NoError(t, err)
+	// The other replicas: the pointer moved to next, then, once next was
+	// due, on to the time after.
+	from := read.pointer
+	for _, to := range []int64{next, after} {
+		r, err := q.periodicOp(ctx, "advance", "x", from, to)
+		require.NoError(t, err)
+		require.Equal(t, int64(1), r.status)
+		from = to
+	}
+	// The stalled replica, from its reading of the registered pointer.
+	require.NoError(t, p.addThenAdvance(ctx, read, next, time.Now()))
+	info, err := q.Get(ctx, occurrenceKey("x", next))
+	require.NoError(t, err)
+	assert.Equal(t, StateScheduled, info.State, "the time's only task was taken back")
+}
+
+// Removing a schedule and registering it again, with Retention, must not
+// lose the time that was waiting at the removal: it never ran, so the new
+// registration adds it again rather than meet it retained as cancelled.
+func TestPeriodicRemoveThenRegisterRunsTheNextTime(t *testing.T) {
+	c := standalone(t)
+	q := newQueue(t, c, Options{Retention: time.Hour})
+	ctx := context.Background()
+	t.Cleanup(func() { c.Del(ctx, q.registryKey()) })
+	pointer := func() int64 {
+		p, _ := c.HGet(ctx, q.registryKey(), "x").Int64()
+		return p
+	}
+	register := func() int64 {
+		t.Helper()
+		pctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- q.Periodic(pctx, "x", Every(time.Hour), []byte("p")) }()
+		var next int64
+		eventually(t, 10*time.Second, "the next time added", func() bool {
+			next = pointer()
+			return next > redisTime(t, c).UnixMilli()
+		})
+		cancel()
+		require.NoError(t, <-done)
+		return next
+	}
+	next := register()
+	require.Equal(t, []int64{next}, occurrences(t, q, "x"))
+	removed, err := q.RemovePeriodic(ctx, "x")
+	require.NoError(t, err)
+	require.True(t, removed)
+	require.Empty(t, occurrences(t, q, "x"))
+
+	if again := register(); again != next {
+		t.Skipf("the hour turned during the test (%d, then %d)", next, again)
+	}
+	assert.Equal(t, []int64{next}, occurrences(t, q, "x"), "the time waiting at the removal was lost")
+}
+
+// A time missed by less than catchUpGrace runs on its own, late, and so does
+// each one after it: a replica that stalled half a second on a 100ms
+// schedule runs the five times it missed, not only the latest as after an
+// outage.
+func TestPeriodicJustMissedTimesRunEach(t *testing.T) {
+	c := standalone(t)
+	q := newQueue(t, c, Options{})
+	ctx := context.Background()
+	t.Cleanup(func() { c.Del(ctx, q.registryKey()) })
+	p := &periodic{q: q, name: "x", s: Every(100 * time.Millisecond)}
+	missed := redisTime(t, c).Add(-500 * time.Millisecond).Truncate(100 * time.Millisecond).UnixMilli()
+	require.NoError(t, c.HSet(ctx, q.registryKey(), "x", missed).Err())
+	st, err := q.periodicOp(ctx, "read", "x")
+	require.NoError(t, err)
+	_, err = p.step(ctx, st, time.Now())
+	require.NoError(t, err)
+	assert.Equal(t, []int64{missed + 100}, occurrences(t, q, "x"), "the first missed time, on its own")
+	st, err = q.periodicOp(ctx, "read", "x")
+	require.NoError(t, err)
+	assert.Equal(t, missed+100, st.pointer)
+}
+
+// A replica whose reading of the registry is older than the time it would
+// add reads again rather than add it: the time may have run and gone since.
+func TestPeriodicStaleReadingAddsNothing(t *testing.T) {
+	c := standalone(t)
+	q := newQueue(t, c, Options{})
+	ctx := context.Background()
+	t.Cleanup(func() { c.Del(ctx, q.registryKey()) })
+	p := &periodic{q: q, name: "x", s: Every(time.Hour)}
+	st, err := q.periodicOp(ctx, "register", "x")
+	require.NoError(t, err)
+	next, err := p.next(st.pointer)
+	require.NoError(t, err)
+	require.NoError(t, p.addThenAdvance(ctx, st, next, time.Now().Add(-2*time.Hour)))
+	assert.Empty(t, occurrences(t, q, "x"))
+	again, err := q.periodicOp(ctx, "read", "x")
+	require.NoError(t, err)
+	assert.Equal(t, st.pointer, again.pointer, "the pointer stays")
+}

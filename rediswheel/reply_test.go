@@ -73,6 +73,16 @@ func TestScriptsRejectUnknownArguments(t *testing.T) {
 		{"add groups", "bad task count", []any{string(addNX), string(baseAbs), 1, "k", at, "p", noPolicy}, append(append([]string(nil), keys...), keys...)},
 		{"add keys", "not 6 per shard", []any{string(addNX), string(baseAbs), 1, "k", at, "p", noPolicy}, keys[:5]},
 		{"add time", "is not a number", []any{string(addReplace), string(baseAbs), 1, "k", "soon", "p", noPolicy}, nil},
+		// Numbers Lua reads but the Go side never sends: NaN and infinity
+		// would fail in ZADD after the payload is stored (an orphan that
+		// blocks its key), a fraction would end up in the task record.
+		{"add time nan", "is not a number", []any{string(addNX), string(baseAbs), 1, "k", "nan", "p", noPolicy}, nil},
+		{"add time inf", "is not a number", []any{string(addNX), string(baseAbs), 1, "k", "1e999", "p", noPolicy}, nil},
+		{"add time fraction", "is not a number", []any{string(addNX), string(baseRel), 1, "k", "1.5", "p", noPolicy}, nil},
+		{"add time negative", "is not a number", []any{string(addNX), string(baseAbs), 1, "k", "-1", "p", noPolicy}, nil},
+		// A record claim cannot parse would fail every claim of its shard.
+		{"add policy", "bad policy", []any{string(addNX), string(baseAbs), 1, "k", at, "p", "soon"}, nil},
+		{"add policy fields", "bad policy", []any{string(addNX), string(baseAbs), 1, "k", at, "p", "0|0|0|"}, nil},
 	} {
 		k := tc.keys
 		if k == nil {
@@ -92,6 +102,16 @@ func TestScriptsRejectUnknownArguments(t *testing.T) {
 	}
 	assert.ErrorContains(t, claimScript.Run(ctx, c, keys, append(good, "extra")...).Err(), "want 9 arguments")
 	assert.ErrorContains(t, claimScript.Run(ctx, c, keys, good[:8]...).Err(), "want 9 arguments")
+	// list reads only, but a limit or budget it misreads answers wrongly: a
+	// NaN budget passed its check and ended every listing at once.
+	for _, args := range [][]any{
+		{"scheduled", "", "", "1.5", 256},
+		{"scheduled", "", "", 10, "nan"},
+		{"scheduled", "", "", 0, 256},
+		{"scheduled", "nan", "k", 10, 256},
+	} {
+		assert.ErrorContains(t, listScript.Run(ctx, c, keys, args...).Err(), "rediswheel: list", "list %v", args)
+	}
 	assert.Zero(t, leftovers(t, q), "nothing stored by a refused call")
 }
 

@@ -8,9 +8,15 @@ import "log/slog"
 // or settle.
 func (r *runner) report(op string, err error) {
 	r.q.observeError(RedisOp(op), err)
-	if r.q.opts.OnError != nil {
-		r.q.opts.OnError(err)
+	r.q.report(op, err)
+}
+
+// report is runner.report without the Observer, for the errors of loops
+// that are not Run's (Periodic, whose op is "periodic").
+func (q *Queue) report(op string, err error) {
+	if q.opts.OnError != nil {
+		q.opts.OnError(err)
 		return
 	}
-	slog.Default().Warn("rediswheel: "+op+" failed", "op", op, "err", err, "namespace", r.q.opts.Namespace)
+	slog.Default().Warn("rediswheel: "+op+" failed", "op", op, "err", err, "namespace", q.opts.Namespace)
 }

@@ -80,3 +80,30 @@ func TestErrorsGoToSlogWithoutOnError(t *testing.T) {
 		}
 	}
 }
+
+// Periodic's errors are no different: without OnError they go to slog, not
+// nowhere (its loop retries them, so they are all anyone sees).
+func TestPeriodicErrorsGoToSlogWithoutOnError(t *testing.T) {
+	var logged capture
+	logTo(t, &logged)
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1})
+	defer c.Close()
+	q, err := New(c, Options{Namespace: "unreachable"})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	require.NoError(t, q.Periodic(ctx, "tick", Every(time.Second), nil))
+
+	records := logged.all()
+	require.NotEmpty(t, records, "errors went nowhere")
+	for _, r := range records {
+		assert.Equal(t, slog.LevelWarn, r.Level)
+		attrs := map[string]slog.Value{}
+		r.Attrs(func(a slog.Attr) bool {
+			attrs[a.Key] = a.Value
+			return true
+		})
+		assert.Equal(t, "periodic", attrs["op"].String())
+		assert.ErrorContains(t, attrs["err"].Any().(error), "connection refused")
+	}
+}

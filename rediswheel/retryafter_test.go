@@ -164,3 +164,24 @@ func TestHTTPRetryAfterQueue(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, dead, "a RetryAfter is not a failed attempt")
 }
+
+// The error a RetryAfterError carries is the task's last error, as its doc
+// promises: Get shows why the task waits (a postponed task reads as retrying,
+// as one with any recorded error does), and so does Dead if it later dies.
+func TestRetryAfterCauseIsLastError(t *testing.T) {
+	q := newQueue(t, standalone(t), Options{Shards: 1})
+	ctx := context.Background()
+	d := claimOne(t, q, "k")
+	r := &runner{q: q, work: ctx}
+	o := r.outcomeOf(d, RetryAfterError(time.Hour, errors.New("HTTP 429: slow down")))
+	require.Equal(t, outcomeLater, o.kind)
+	res, err := q.settle(ctx, 0, []outcome{o})
+	require.NoError(t, err)
+	require.Equal(t, []settleCode{settlePostponed}, res.codes)
+
+	info, err := q.Get(ctx, "k")
+	require.NoError(t, err)
+	assert.Equal(t, "rediswheel: retry after 1h0m0s: HTTP 429: slow down", info.LastError)
+	assert.Equal(t, StateRetrying, info.State)
+	assert.Zero(t, info.Attempts, "a postponement uses up no attempt")
+}

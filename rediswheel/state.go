@@ -15,9 +15,10 @@ import (
 //	cancelled  in kept: Cancel removed it; retained for Options.Retention
 //
 // Scheduled and retrying share the due set: a task in due is retrying when
-// it has been counted an attempt or carries a last error (a lost lease, or a
-// Requeue, which keeps the error). Release on shutdown gives the attempt
-// back, so a task released on its first delivery reads as scheduled again.
+// it has been counted an attempt or carries a last error (a lost lease, a
+// RetryAfter, or a Requeue, which keeps the error). Release on shutdown gives
+// the attempt back, so a task released on its first delivery reads as
+// scheduled again.
 type State string
 
 // The states of a task. The spellings are part of the List cursor and of the

@@ -43,8 +43,15 @@ for _ = 1, groups do
     return redis.error_reply('rediswheel: add: bad task count at argument ' .. i)
   end
   for j = i + 2, i + 4 * n, 4 do
-    if not tonumber(ARGV[j]) then
-      return redis.error_reply('rediswheel: add: time ' .. ARGV[j] .. ' is not a number')
+    -- Whole ms, as Go sends them: tonumber would also take nan and 1e999,
+    -- which ZADD refuses only after the payload is stored, and fractions.
+    if not string.match(ARGV[j], '^%d+$') then
+      return redis.error_reply('rediswheel: add: time ' .. ARGV[j] .. ' is not a number of ms')
+    end
+    -- The policy's four counts (record.go): a record claim cannot parse
+    -- would fail every claim of the shard.
+    if not string.match(ARGV[j + 2], '^%d+|%d+|%d+|%d+|') then
+      return redis.error_reply('rediswheel: add: bad policy ' .. ARGV[j + 2])
     end
   end
   i = i + 1 + 4 * n

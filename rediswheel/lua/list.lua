@@ -10,8 +10,9 @@
 -- The state names are State's in state.go; the rule telling retrying from
 -- scheduled is decodeInfo's in get.go (attempts > 0 or a last error).
 local state, after, akey = ARGV[1], ARGV[2], ARGV[3]
+-- Integers, as Go sends them (is_int): tonumber would take 1.5 and nan.
 local limit, budget = tonumber(ARGV[4]), tonumber(ARGV[5])
-if #ARGV ~= 5 or not limit or limit < 1 or not budget or budget < limit then
+if #ARGV ~= 5 or not is_int(ARGV[4]) or limit < 1 or not is_int(ARGV[5]) or budget < limit then
   return redis.error_reply('rediswheel: list wants state, cursor, limit >= 1, budget >= limit')
 end
 local set, filter = nil, nil
@@ -37,7 +38,8 @@ end
 -- O(log^2 n) without a scan, however many members share its score.
 local start = 0
 if after ~= '' then
-  local s = tonumber(after)
+  -- A score as formatScore writes it, digits only: tonumber would take nan.
+  local s = string.match(after, '^%-?%d+%.?%d*$') and tonumber(after)
   if not s then return redis.error_reply('rediswheel: list cursor score ' .. after) end
   start = redis.call('ZCOUNT', set, '-inf', '(' .. after)
   local ties = redis.call('ZCOUNT', set, after, after)

@@ -5,9 +5,10 @@
 --   retry    it failed: due again after the delay, or buried when out of attempts
 --   dead     it failed for good: buried at once
 --   release  Run stopped: due again at once, attempt not counted
---   later    RetryAfter: due again after the delay, attempt not counted, at
---            most "max postponements" times per task; past that a later is a
---            failed attempt (a retry after the delay, or buried)
+--   later    RetryAfter: due again after the delay, attempt not counted, the
+--            error text stored as the last error, at most "max postponements"
+--            times per task; past that a later is a failed attempt (a retry
+--            after the delay, or buried)
 -- Any other outcome, and any malformed argument, is an error reply before
 -- anything is written: a typo must never retry a task.
 --
@@ -83,6 +84,8 @@ for j = 1, n do
         redis.call('HINCRBY', ctl, 'r|' .. k, 1)
         redis.call('HINCRBY', ctl, 'a|' .. k, -1)
         redis.call('HDEL', ctl, 't|' .. k)
+        -- Why it waits is its last error (RetryAfterError's doc), as a retry's.
+        redis.call('HSET', ctl, 'e|' .. k, err)
         redis.call('ZADD', due, now + delay, k)
         code = 6
       else

@@ -21,6 +21,7 @@
 //	tasks_fired_total                  counter   deliveries started (a retried task fires once per attempt)
 //	tasks_settled_total{result}        counter   finished deliveries by what became of the task: done, retried, dead, cancelled, released, postponed, rejected
 //	dead_tasks_trimmed_total           counter   dead tasks dropped because their shard's dead set was over MaxDead
+//	retained_tasks_trimmed_total       counter   retained tasks forgotten: retention over, or their shard over MaxRetained
 //	redis_errors_total{op}             counter   failed Redis calls: add, claim, settle, extend, stats
 //	lateness_seconds                   histogram how long after its due time each delivery started, by the Redis clock
 //	handler_duration_seconds{outcome}  histogram from the claim to the handler's return, by outcome: done, retry, dead, release, later

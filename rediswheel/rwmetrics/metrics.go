@@ -36,6 +36,7 @@ type Metrics struct {
 	fired    prometheus.Counter
 	settled  *prometheus.CounterVec // result
 	trimmed  prometheus.Counter
+	kept     prometheus.Counter     // retained tasks trimmed
 	errors   *prometheus.CounterVec // op
 	lateness prometheus.Histogram
 	handler  *prometheus.HistogramVec // outcome
@@ -106,6 +107,8 @@ func New(namespace string, opts ...Option) *Metrics {
 			"Finished deliveries by what became of the task."), []string{"result"}),
 		trimmed: prometheus.NewCounter(counter("dead_tasks_trimmed_total",
 			"Dead tasks dropped because their shard's dead set was over MaxDead.")),
+		kept: prometheus.NewCounter(counter("retained_tasks_trimmed_total",
+			"Retained tasks forgotten by a settle or Cancel: retention over, or their shard over MaxRetained.")),
 		errors: prometheus.NewCounterVec(counter("redis_errors_total",
 			"Failed Redis calls by operation."), []string{"op"}),
 		lateness: prometheus.NewHistogram(histogram("lateness_seconds",
@@ -194,5 +197,5 @@ func initLabels(vec *prometheus.MetricVec, values []string) {
 }
 
 func (m *Metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.added, m.fired, m.settled, m.trimmed, m.errors, m.lateness, m.handler, m.claim, m.settle}
+	return []prometheus.Collector{m.added, m.fired, m.settled, m.trimmed, m.kept, m.errors, m.lateness, m.handler, m.claim, m.settle}
 }

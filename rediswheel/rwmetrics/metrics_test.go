@@ -282,6 +282,7 @@ func TestObserverCounts(t *testing.T) {
 	o := m.Observer()
 	o.DeadTrimmed(rediswheel.TrimEvent{Shard: 3, Tasks: 5})
 	o.DeadTrimmed(rediswheel.TrimEvent{Shard: 1, Tasks: 2})
+	o.RetainedTrimmed(rediswheel.TrimEvent{Shard: 2, Tasks: 3})
 	o.RedisError(rediswheel.RedisErrorEvent{Op: rediswheel.OpExtend, Err: errors.New("x")})
 	o.Claimed(rediswheel.ClaimEvent{Shard: 1, Duration: time.Hour, Err: errors.New("x")})
 	o.Settled(rediswheel.SettleEvent{Shard: 1, Tasks: 3, Duration: time.Hour, Err: errors.New("x")})
@@ -289,6 +290,7 @@ func TestObserverCounts(t *testing.T) {
 	o.TasksAdded(rediswheel.AddEvent{Stored: 0, Skipped: 4})
 
 	assert.Equal(t, 7.0, testutil.ToFloat64(m.trimmed))
+	assert.Equal(t, 3.0, testutil.ToFloat64(m.kept))
 	assert.Equal(t, 1.0, testutil.ToFloat64(m.errors.WithLabelValues("extend")))
 	assert.Equal(t, 0.0, testutil.ToFloat64(m.added.WithLabelValues("add")), "skipped adds are not added")
 	for _, r := range []string{"cancelled", "released", "postponed", "rejected"} {

@@ -71,6 +71,10 @@ func (o observer) DeadTrimmed(e rediswheel.TrimEvent) {
 	o.m.trimmed.Add(float64(e.Tasks))
 }
 
+func (o observer) RetainedTrimmed(e rediswheel.TrimEvent) {
+	o.m.kept.Add(float64(e.Tasks))
+}
+
 func (o observer) RedisError(e rediswheel.RedisErrorEvent) {
 	o.m.errors.WithLabelValues(string(e.Op)).Inc()
 }
