@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/redistest"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 )
@@ -13,7 +14,7 @@ import (
 // TestBadInput: every bad request gets its status, code and field, and
 // stores nothing.
 func TestBadInput(t *testing.T) {
-	eachServer(t, func(t *testing.T, c redis.UniversalClient) {
+	redistest.Each(t, func(t *testing.T, c redis.UniversalClient) {
 		f := newFixture(t, c, rediswheel.Options{}) // MaxBody 4096
 		cb := `"callback":{"url":"https://example.com/h","method":"POST"}`
 		with := func(fields string) string { return "{" + fields + "}" }

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-timingwheel/timingwheel/timerd/internal/redistest"
+
 	"github.com/go-timingwheel/timingwheel/rediswheel"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/schedules"
 	"github.com/redis/go-redis/v9"
@@ -33,7 +35,7 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T, c redis.UniversalClient, opts rediswheel.Options) *fixture {
-	ns := namespace(t, c)
+	ns := redistest.Namespace(t, c)
 	opts.Namespace = ns
 	if opts.Shards == 0 {
 		opts.Shards = 4

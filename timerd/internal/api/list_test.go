@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-timingwheel/timingwheel/timerd/internal/redistest"
+
 	"github.com/go-timingwheel/timingwheel/rediswheel"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -19,7 +21,7 @@ import (
 // other tasks are added and cancelled: every task that stays scheduled is
 // listed exactly once, no key is listed twice, and the order is by due time.
 func TestListPaging(t *testing.T) {
-	eachServer(t, func(t *testing.T, c redis.UniversalClient) {
+	redistest.Each(t, func(t *testing.T, c redis.UniversalClient) {
 		f := newFixture(t, c, rediswheel.Options{})
 		ctx := context.Background()
 		base := time.Now().Add(24 * time.Hour).Truncate(time.Second)

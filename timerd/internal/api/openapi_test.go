@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-timingwheel/timingwheel/timerd/internal/redistest"
+
 	"github.com/go-timingwheel/timingwheel/rediswheel"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -97,7 +99,7 @@ func TestOpenAPI(t *testing.T) {
 	slices.Sort(served)
 	require.Equal(t, served, documented, "openapi.json documents exactly the routes")
 
-	eachServer(t, func(t *testing.T, c redis.UniversalClient) {
+	redistest.Each(t, func(t *testing.T, c redis.UniversalClient) {
 		f := newFixture(t, c, rediswheel.Options{Retention: time.Hour})
 		rec := &recorder{}
 		f.api.Close()

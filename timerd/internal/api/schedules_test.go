@@ -5,13 +5,14 @@ import (
 	"testing"
 
 	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/redistest"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestSchedules(t *testing.T) {
-	eachServer(t, func(t *testing.T, c redis.UniversalClient) {
+	redistest.Each(t, func(t *testing.T, c redis.UniversalClient) {
 		f := newFixture(t, c, rediswheel.Options{})
 		body := func(every, cron, url string) string {
 			return jsonBody(map[string]any{"name": "nightly-report", "every": every, "cron": cron, "max_attempts": 3,

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-timingwheel/timingwheel/timerd/internal/redistest"
+
 	"github.com/go-timingwheel/timingwheel/rediswheel"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/ssrf"
 	"github.com/redis/go-redis/v9"
@@ -19,7 +21,7 @@ import (
 )
 
 func TestTaskLifecycle(t *testing.T) {
-	eachServer(t, func(t *testing.T, c redis.UniversalClient) {
+	redistest.Each(t, func(t *testing.T, c redis.UniversalClient) {
 		f := newFixture(t, c, rediswheel.Options{})
 		due := time.Now().Add(time.Hour).UTC().Truncate(time.Millisecond)
 		body := jsonBody(map[string]any{"key": "order:1001/cancel", "due_at": due.Format(time.RFC3339Nano),
@@ -77,7 +79,7 @@ func TestTaskLifecycle(t *testing.T) {
 // dead, in flight; reschedule answers 409 for each, requeue brings the dead
 // one back, and the deliveries are in the task.
 func TestDeliveryStates(t *testing.T) {
-	eachServer(t, func(t *testing.T, c redis.UniversalClient) {
+	redistest.Each(t, func(t *testing.T, c redis.UniversalClient) {
 		f := newFixture(t, c, rediswheel.Options{Retention: time.Hour, Lease: time.Second})
 		release := make(chan struct{})
 		var gone atomic.Bool
@@ -162,7 +164,7 @@ func TestDeliveryStates(t *testing.T) {
 // TestCreateRace: many concurrent creates of one key store one task; one
 // answer is 201, the others 200 with that task.
 func TestCreateRace(t *testing.T) {
-	eachServer(t, func(t *testing.T, c redis.UniversalClient) {
+	redistest.Each(t, func(t *testing.T, c redis.UniversalClient) {
 		f := newFixture(t, c, rediswheel.Options{})
 		const n = 20
 		codes := make(chan int, n)
@@ -187,7 +189,7 @@ func TestCreateRace(t *testing.T) {
 }
 
 func TestForbiddenDestination(t *testing.T) {
-	eachServer(t, func(t *testing.T, c redis.UniversalClient) {
+	redistest.Each(t, func(t *testing.T, c redis.UniversalClient) {
 		f := newFixture(t, c, rediswheel.Options{})
 		for name, refusal := range map[string]error{
 			"sentinel": ssrf.ErrForbidden,

@@ -2,8 +2,6 @@ package dashboard
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -11,13 +9,13 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-timingwheel/timingwheel/rediswheel"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/auth"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/redistest"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 )
@@ -35,7 +33,7 @@ import (
 func TestMain(m *testing.M) {
 	// After a failed dial go-redis keeps one goroutine probing the address
 	// once a second, even past Close (rediswheel's TestMain says the same).
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9/internal/pool.(*ConnPool).tryDial"))
+	goleak.VerifyTestMain(m, redistest.IgnoreTryDial)
 }
 
 // required skips t, or fails it under TIMERD_REQUIRE=1, for the missing what.
@@ -84,53 +82,15 @@ func forEachBackend(t *testing.T, f func(t *testing.T, c redis.UniversalClient))
 // standalone is the standalone backend, for tests that need only one.
 func standalone(t testing.TB) redis.UniversalClient { return backends[0].client(t) }
 
-var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
-
 // newQueue returns a Queue on a fresh namespace, 8 shards, with finished
 // tasks retained for an hour; its keys are deleted when t ends.
 func newQueue(t testing.TB, c redis.UniversalClient) *rediswheel.Queue {
 	t.Helper()
-	var b [4]byte
-	rand.Read(b[:])
-	name := unsafeChars.ReplaceAllString(t.Name(), "_")
-	if len(name) > 60 {
-		name = name[:60]
-	}
-	ns := "tdtest." + name + "." + hex.EncodeToString(b[:])
-	q, err := rediswheel.New(c, rediswheel.Options{Namespace: ns, Shards: 8, Retention: time.Hour})
+	q, err := rediswheel.New(c, rediswheel.Options{Namespace: redistest.Namespace(t, c), Shards: 8, Retention: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { deleteNamespace(t, c, ns) })
 	return q
-}
-
-// deleteNamespace deletes every key of ns. rediswheel names a namespace's
-// keys "{<ns>.<shard>}:<what>" (shardKeys in rediswheel/scripts.go).
-func deleteNamespace(t testing.TB, c redis.UniversalClient, ns string) {
-	ctx := context.Background()
-	del := func(ctx context.Context, c *redis.Client) error {
-		keys, err := c.Keys(ctx, "{"+ns+".*").Result()
-		if err != nil || len(keys) == 0 {
-			return err
-		}
-		for _, k := range keys { // one at a time: they may be in different slots
-			if err := c.Del(ctx, k).Err(); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	var err error
-	switch c := c.(type) {
-	case *redis.ClusterClient:
-		err = c.ForEachMaster(ctx, del)
-	case *redis.Client:
-		err = del(ctx, c)
-	}
-	if err != nil {
-		t.Errorf("deleting namespace %s: %v", ns, err)
-	}
 }
 
 // hostileKey is a task key that is also HTML: every page must show it as text.

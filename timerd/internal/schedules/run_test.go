@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-timingwheel/timingwheel/timerd/internal/redistest"
+
 	"github.com/go-timingwheel/timingwheel/rediswheel"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -62,8 +64,8 @@ func occurrence(t *testing.T, key string) (periodic string, at time.Time) {
 // exactly once, none early, none skipped; then that a change and a delete
 // take effect.
 func TestRunOnceAcrossProcesses(t *testing.T) {
-	eachServer(t, func(t *testing.T, c redis.UniversalClient) {
-		ns := namespace(t, c)
+	redistest.Each(t, func(t *testing.T, c redis.UniversalClient) {
+		ns := redistest.Namespace(t, c)
 		rec := &receiver{}
 		srv := httptest.NewServer(rec)
 		defer srv.Close()

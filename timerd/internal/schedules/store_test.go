@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-timingwheel/timingwheel/timerd/internal/redistest"
+
 	"github.com/go-timingwheel/timingwheel/rediswheel"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -12,8 +14,8 @@ import (
 )
 
 func TestStore(t *testing.T) {
-	eachServer(t, func(t *testing.T, c redis.UniversalClient) {
-		ns := namespace(t, c)
+	redistest.Each(t, func(t *testing.T, c redis.UniversalClient) {
+		ns := redistest.Namespace(t, c)
 		s := New(c, newQueue(t, c, ns), ns, nil)
 		ctx := context.Background()
 		cb := rediswheel.HTTPTask{URL: "https://example.com/h", Method: "POST", Body: []byte("x")}
@@ -77,8 +79,8 @@ func TestStore(t *testing.T) {
 }
 
 func TestStoreSkipsUnreadable(t *testing.T) {
-	eachServer(t, func(t *testing.T, c redis.UniversalClient) {
-		ns := namespace(t, c)
+	redistest.Each(t, func(t *testing.T, c redis.UniversalClient) {
+		ns := redistest.Namespace(t, c)
 		s := New(c, newQueue(t, c, ns), ns, nil)
 		ctx := context.Background()
 		require.NoError(t, c.HSet(ctx, s.key, "future", `{"v":9}`).Err())
