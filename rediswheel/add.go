@@ -95,14 +95,6 @@ const (
 	maxAddBatch = 256
 	// maxCoalesced caps the Adds that go out in one pipeline.
 	maxCoalesced = 1024
-	// overlapMin is the fewest requests a second batch in flight may carry
-	// (see adder). Measured with 16 goroutines adding 40,000 tasks on one
-	// Redis, 2 vCPUs, three runs each: one batch in flight (14.5 tasks per
-	// script call) 46-61k adds/s; a floor of 8 (8 tasks per call) 61-74k, at
-	// the same Redis CPU per add (11-14 µs); floors of 2, 4, 6, 10 and 12 gave
-	// 46-69k (5.7-8.5 tasks per call), floors of 6 and below more Redis CPU
-	// per add (up to 16 µs).
-	overlapMin = 8
 )
 
 // AddBatch is Add for many tasks at once: added[i] reports whether items[i]
@@ -160,9 +152,6 @@ type addRequest struct {
 	done chan struct{} // status and err are set
 	lead chan struct{} // this request's caller must send the next batch
 	quit bool          // its caller has returned; guarded by adder.mu
-	// leading: its caller leads (counted in adder.leaders), whether or not
-	// it has sent a batch yet; guarded by adder.mu.
-	leading bool
 }
 
 // adder coalesces the Adds, AddAfters and Replaces made concurrently on one
@@ -174,20 +163,18 @@ type addRequest struct {
 // costs one round trip as before, and n concurrent Adds cost about two round
 // trips and a few script calls among them, not n of each.
 //
-// Up to two batches in flight, the second only once it is large: while one
-// leader waits for its reply, a request that arrives with at least
-// overlapMin requests pending (itself included) becomes a second leader and
-// sends them at once, so Redis runs one batch while the client reads the
-// other's reply and its callers come back. Below overlapMin they wait for the
-// lead as before: a second batch of a few tasks would only split the first.
+// One batch in flight at a time, not more: a second leader sending while the
+// first waits halves the batches, and with them what merging buys. Measured
+// with 16 goroutines adding 40,000 tasks on one Redis, 2 vCPUs: two leaders
+// gave 44-49k adds/s against 42-44k for one, at the same or more Redis CPU
+// per add (14-17 µs against 14), with 6 tasks per script call against 14:
+// not worth a second protocol.
 //
 // No goroutine is started: every batch is sent by the goroutine of one of
 // its own callers, and the lead passes on until pending is empty.
 type adder struct {
-	mu sync.Mutex
-	// leaders counts the callers handed or taking the lead and not yet
-	// returned, at most 2; while it is above 0, someone will send pending.
-	leaders int
+	mu      sync.Mutex
+	busy    bool          // a leader is sending; while busy, someone will send pending
 	pending []*addRequest // FIFO
 	// lastBatch is the size of the last batch sent: more than one means
 	// Adds come concurrently, and a new leader yields once before it takes
@@ -220,11 +207,9 @@ func (q *Queue) add(ctx context.Context, r addRequest, opts []TaskOption) (int64
 	a := &q.adds
 	a.mu.Lock()
 	a.pending = append(a.pending, &r)
-	if a.leaders == 0 || (a.leaders == 1 && len(a.pending) >= overlapMin) {
-		a.leaders++
-		r.leading = true
-		// A second leader already has a full batch: no need to yield.
-		crowd := a.lastBatch > 1 && a.leaders == 1
+	if !a.busy {
+		a.busy = true
+		crowd := a.lastBatch > 1
 		a.mu.Unlock()
 		return q.leadAdds(ctx, &r, crowd)
 	}
@@ -252,9 +237,9 @@ func (q *Queue) add(ctx context.Context, r addRequest, opts []TaskOption) (int64
 	return 0, ctx.Err()
 }
 
-// leadAdds sends pending requests, a batch at a time, until r's is done
-// (sent by it or by the other leader), then hands the lead on (see
-// handOff). It sends with ctx's values but not its cancellation: the batch
+// leadAdds sends pending requests, a batch at a time, until r's is done, then
+// hands the lead to the next waiting request or, if none, ends the busy
+// spell. It sends with ctx's values but not its cancellation: the batch
 // belongs to other callers too.
 //
 // With yield, it first lets other goroutines run once: a leader handed the
@@ -276,8 +261,14 @@ func (q *Queue) leadAdds(ctx context.Context, r *addRequest, yield bool) (int64,
 		a.mu.Lock()
 		select {
 		case <-r.done:
-			a.leaders--
-			a.handOff()
+			for len(a.pending) > 0 && a.pending[0].quit {
+				a.pending = a.pending[1:]
+			}
+			if len(a.pending) == 0 {
+				a.pending, a.busy = nil, false
+			} else {
+				close(a.pending[0].lead)
+			}
 			a.mu.Unlock()
 			return r.status, r.err
 		default:
@@ -290,44 +281,14 @@ func (q *Queue) leadAdds(ctx context.Context, r *addRequest, yield bool) (int64,
 			}
 		}
 		a.pending = a.pending[n:]
-		if len(batch) == 0 {
-			// r went out in the other leader's batch.
-			a.mu.Unlock()
-			<-r.done
-			continue
-		}
 		a.lastBatch = len(batch)
 		a.mu.Unlock()
+		if len(batch) == 0 {
+			continue
+		}
 		q.sendAdds(sendCtx, batch)
 		for _, p := range batch {
 			close(p.done)
-		}
-	}
-}
-
-// handOff hands the lead to the first pending request that has none, if
-// no one leads or enough are pending for a second batch (see adder); with
-// a.mu held.
-func (a *adder) handOff() {
-	live := a.pending[:0]
-	for _, p := range a.pending {
-		if !p.quit { // a returned caller's request is never sent
-			live = append(live, p)
-		}
-	}
-	if len(live) == 0 {
-		live = nil
-	}
-	a.pending = live
-	if len(a.pending) == 0 || (a.leaders > 0 && len(a.pending) < overlapMin) {
-		return
-	}
-	for _, p := range a.pending {
-		if !p.leading {
-			p.leading = true
-			a.leaders++
-			close(p.lead)
-			return
 		}
 	}
 }

@@ -345,6 +345,6 @@ func TestConcurrentAddsCoalesce(t *testing.T) {
 	assert.NotEmpty(t, stored)
 	q.adds.mu.Lock()
 	defer q.adds.mu.Unlock()
-	assert.Zero(t, q.adds.leaders, "the lead ends once nothing is pending")
+	assert.False(t, q.adds.busy, "the lead ends once nothing is pending")
 	assert.Empty(t, q.adds.pending)
 }
