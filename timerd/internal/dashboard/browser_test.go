@@ -3,8 +3,11 @@ package dashboard
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,6 +19,9 @@ import (
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/api"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/auth"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/schedules"
 )
 
 // chromium is Debian's browser, installed by scripts/chromium.sh.
@@ -31,9 +37,20 @@ func TestBrowser(t *testing.T) {
 	if _, err := os.Stat(chromium); err != nil {
 		required(t, chromium+" is missing (scripts/chromium.sh installs it)")
 	}
-	q := newQueue(t, standalone(t))
+	c := standalone(t)
+	q := newQueue(t, c)
 	fixture(t, q, []string{"browser/dead-1", "browser/dead-2", hostileKey}, []string{"browser/done"}, 3, 5)
-	srv := httptest.NewServer(newDashboard(t, q))
+	// The dashboard beside the /v1/ API on one server, as timerd serves them,
+	// so that the page can be held against what the API reports.
+	v1, err := api.New(api.Config{Queue: q, Schedules: schedules.New(c, q, "tdtest-browser", nil),
+		CheckCallback: func(context.Context, *url.URL) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/ui/", newDashboard(t, q))
+	mux.Handle("/v1/", auth.New(testToken).Wrap(v1))
+	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	artifacts := os.Getenv("TIMERD_ARTIFACTS")
 	if artifacts == "" {
@@ -61,8 +78,10 @@ func TestBrowser(t *testing.T) {
 	}
 	run(t, ctx, "log in", chromedp.SendKeys("#token", testToken), chromedp.Click("#login"), chromedp.WaitVisible("#total-due"))
 
-	// The overview shows Stats' counts, styled (the CSP let the style in).
+	// The overview shows the counts GET /v1/stats reports, which are
+	// Stats', styled (the CSP let the style in).
 	st := stats(t, q)
+	reported := apiTotals(t, srv.URL)
 	var due, scheduled, dead, retained, headerColor string
 	run(t, ctx, "read the overview",
 		chromedp.Text("#total-due", &due), chromedp.Text("#total-scheduled", &scheduled),
@@ -74,6 +93,9 @@ func TestBrowser(t *testing.T) {
 	}{"due": {due, st.Total.Due}, "scheduled": {scheduled, st.Total.Scheduled}, "dead": {dead, st.Total.Dead}, "retained": {retained, st.Total.Retained}} {
 		if strings.TrimSpace(got.text) != strconv.FormatInt(got.want, 10) {
 			t.Errorf("overview shows %s %q, Stats says %d", name, got.text, got.want)
+		}
+		if strings.TrimSpace(got.text) != strconv.FormatInt(reported[name], 10) {
+			t.Errorf("overview shows %s %q, GET /v1/stats says %d", name, got.text, reported[name])
 		}
 	}
 	if st.Total.Dead != 3 || st.Total.Due != 3 || st.Total.Scheduled != 5 || st.Total.Retained != 1 {
@@ -211,4 +233,34 @@ func screenshot(t *testing.T, ctx context.Context, path string) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s", path)
+}
+
+// apiTotals returns the totals GET /v1/stats reports, by field name.
+func apiTotals(t *testing.T, base string) map[string]int64 {
+	t.Helper()
+	req, _ := http.NewRequest("GET", base+"/v1/stats", nil)
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Total map[string]any `json:"total"`
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /v1/stats: %s", resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int64{}
+	for _, name := range []string{"due", "scheduled", "dead", "retained"} {
+		n, ok := body.Total[name].(float64)
+		if !ok {
+			t.Fatalf("GET /v1/stats: total.%s is %v", name, body.Total[name])
+		}
+		out[name] = int64(n)
+	}
+	return out
 }
