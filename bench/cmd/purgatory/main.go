@@ -12,7 +12,10 @@
 // and is measured alone with -lib none (timers replaced by a no-op).
 //
 // It prints one JSON line: process CPU seconds (getrusage), GC cycles and
-// GC pause per million requests, and the timeouts' lateness and early fires.
+// GC pause per million requests, the timeouts' lateness and early fires, and
+// per request the allocations, goroutines created, context switches and GC
+// CPU. -cpuprofile and -trace record the run for go tool pprof and go tool
+// trace.
 package main
 
 import (
@@ -24,6 +27,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -78,7 +82,19 @@ func main() {
 	p50 := flag.Duration("p50", 10*time.Millisecond, "median completion latency")
 	p75 := flag.Duration("p75", 30*time.Millisecond, "75th percentile completion latency")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	traceFile := flag.String("trace", "", "write an execution trace of the run to this file")
 	flag.Parse()
+	if *traceFile != "" {
+		f, err := os.Create(*traceFile)
+		if err == nil {
+			err = trace.Start(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "purgatory:", err)
+			os.Exit(1)
+		}
+		defer trace.Stop()
+	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err == nil {
@@ -127,7 +143,7 @@ func run(l lib.Lib, rate float64, dur, timeout, p50, p75 time.Duration) result {
 	stopSampling := sampleHeap(&peakHeap)
 
 	runtime.GC()
-	gc0, cpu0, w0 := measure.ReadGC(), measure.CPU(), l.Wakeups()
+	gc0, sc0, cpu0, w0 := measure.ReadGC(), measure.ReadSched(), measure.CPU(), l.Wakeups()
 	start := time.Now()
 	var pending byCompletion
 	nextArrival := time.Duration(0)
@@ -180,7 +196,7 @@ func run(l lib.Lib, rate float64, dur, timeout, p50, p75 time.Duration) result {
 	for res.StopsTrue+timedOut.Load() < res.Requests && time.Since(start) < dur+timeout+10*time.Second {
 		time.Sleep(time.Millisecond)
 	}
-	cpu1, gc1, w1, elapsed := measure.CPU(), measure.ReadGC(), l.Wakeups(), time.Since(start)
+	cpu1, sc1, gc1, w1, elapsed := measure.CPU(), measure.ReadSched(), measure.ReadGC(), l.Wakeups(), time.Since(start)
 	stopSampling()
 
 	perM := 1e6 / float64(res.Requests)
@@ -191,6 +207,12 @@ func run(l lib.Lib, rate float64, dur, timeout, p50, p75 time.Duration) result {
 	res.GCCyclesPerM = float64(gc1.Cycles-gc0.Cycles) * perM
 	res.GCPauseMsPerM = measure.Ms(gc1.Pause-gc0.Pause) * perM
 	res.PeakHeapMB = float64(peakHeap.Load()) / (1 << 20)
+	perReq := 1 / float64(res.Requests)
+	res.AllocsPerReq = float64(sc1.Allocs-sc0.Allocs) * perReq
+	res.BytesPerReq = float64(sc1.Bytes-sc0.Bytes) * perReq
+	res.GoroutinesPerReq = float64(sc1.Goroutines-sc0.Goroutines) * perReq
+	res.CtxSwitchPerReq = float64(sc1.CtxSwitches-sc0.CtxSwitches) * perReq
+	res.GCCPUNsPerReq = float64(sc1.GCCPU-sc0.GCCPU) * perReq
 	res.Wakeups = -1
 	if w0 >= 0 {
 		res.Wakeups = w1 - w0

@@ -62,6 +62,11 @@ func run(docs string) error {
 	if b, err := os.ReadFile(filepath.Join(raw, "benchstat.txt")); err == nil {
 		r.benchstat = string(b)
 	}
+	// Hand-written analysis of the purgatory load, kept across runs (see
+	// purgatorySection).
+	if b, err := os.ReadFile(filepath.Join(raw, "purgatory.md")); err == nil {
+		r.purgatoryNotes = string(b)
+	}
 	if err := r.plots(); err != nil {
 		return err
 	}

@@ -488,6 +488,20 @@ func (r *report) purgatorySection(b *md) {
 	}
 	b.table([]string{"library", "rounds", "CPU s per 1M requests", "timers' share", "share ÷ runtime", "GC cycles per 1M", "GC pause ms per 1M",
 		"peak heap MB", "timed out (all rounds)", "early", "timeout lateness p50 ms", "p99 ms", "poller wake-ups per tick"}, rows)
+	if notes := strings.TrimSpace(r.purgatoryNotes); notes != "" {
+		// docs/bench/purgatory.md: its title dropped, its sections nested
+		// under this one.
+		if title, rest, ok := strings.Cut(notes, "\n"); ok && strings.HasPrefix(title, "# ") {
+			notes = strings.TrimSpace(rest)
+		}
+		for _, line := range strings.Split(notes, "\n") {
+			if strings.HasPrefix(line, "## ") {
+				line = "#" + line
+			}
+			b.p("%s", line)
+		}
+		b.p("")
+	}
 }
 
 func (r *report) idleSection(b *md) {

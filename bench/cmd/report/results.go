@@ -25,4 +25,7 @@ type report struct {
 	httpServer []httpServer
 	env        env
 	benchstat  string
+	// purgatoryNotes is docs/bench/purgatory.md, measured by hand (profiles,
+	// counters), printed under section 7's table.
+	purgatoryNotes string
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,46 @@ func CPU() time.Duration {
 		panic("measure: getrusage: " + err.Error())
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// Sched is a snapshot of the counters that say what a workload made the
+// runtime and the kernel do: heap allocations, goroutines created, the
+// process's context switches and the GC's estimated CPU.
+type Sched struct {
+	Allocs, Bytes, Goroutines, CtxSwitches uint64
+	GCCPU                                  time.Duration
+}
+
+var schedMetrics = []string{
+	"/gc/heap/allocs:objects",
+	"/gc/heap/allocs:bytes",
+	"/sched/goroutines-created:goroutines",
+	"/cpu/classes/gc/total:cpu-seconds",
+}
+
+// ReadSched reads Sched; call it outside measured loops.
+func ReadSched() Sched {
+	samples := make([]metrics.Sample, len(schedMetrics))
+	for i, name := range schedMetrics {
+		samples[i].Name = name
+	}
+	metrics.Read(samples)
+	u := func(i int) uint64 {
+		if samples[i].Value.Kind() != metrics.KindUint64 {
+			return 0 // not in this Go version
+		}
+		return samples[i].Value.Uint64()
+	}
+	var s Sched
+	s.Allocs, s.Bytes, s.Goroutines = u(0), u(1), u(2)
+	if samples[3].Value.Kind() == metrics.KindFloat64 {
+		s.GCCPU = time.Duration(samples[3].Value.Float64() * 1e9)
+	}
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
+		s.CtxSwitches = uint64(ru.Nvcsw + ru.Nivcsw)
+	}
+	return s
 }
 
 // GC is a snapshot of the collector's counters.

@@ -64,6 +64,17 @@ type Purgatory struct {
 	// elapsed.
 	Wakeups        int64   `json:"poller_wakeups"`
 	WakeupsPerTick float64 `json:"poller_wakeups_per_tick"`
+	// Per request, over the same span as CPUSPerM: heap allocations and
+	// bytes, goroutines created, the process's context switches (getrusage:
+	// voluntary and involuntary, so threads parked and woken), and the GC's
+	// CPU (runtime/metrics /cpu/classes/gc/total, an estimate). Counts, not
+	// times: they repeat from run to run on a noisy machine where CPU does
+	// not.
+	AllocsPerReq     float64 `json:"allocs_per_req,omitempty"`
+	BytesPerReq      float64 `json:"bytes_per_req,omitempty"`
+	GoroutinesPerReq float64 `json:"goroutines_per_req,omitempty"`
+	CtxSwitchPerReq  float64 `json:"ctx_switches_per_req,omitempty"`
+	GCCPUNsPerReq    float64 `json:"gc_cpu_ns_per_req,omitempty"`
 }
 
 // Idle is one run of bench/cmd/idle: the cost of holding far-future timers.
