@@ -93,7 +93,7 @@ func (tw *TimingWheel) advanceLocked(now time.Duration, budget int) (more bool) 
 		b := a.flushing
 		if b == nil {
 			var ok bool
-			if b, ok = tw.queue.PollDue(now); !ok {
+			if b, ok = tw.take(now); !ok {
 				// Nothing due and nothing half flushed: every shard may
 				// catch up with the clock. One lock per shard, at most
 				// once per tick that had work.
@@ -144,5 +144,41 @@ func (tw *TimingWheel) poll() {
 			now = tw.queue.Now()
 		}
 		tw.adv.mu.Unlock()
+	}
+}
+
+// take takes the bucket due at now from the queue, and moves its shard's time
+// on to the bucket's expiration in the same hold of the shard's lock.
+//
+// Both in one hold, because callers arm timers on clock readings taken
+// before they lock the shard, which may be older than the advancer's now: had
+// the shard's time stayed behind the taken bucket until its flush, such a
+// timer could be filed in a new bucket behind the taken one, which the flush
+// then overtakes, leaving a queued bucket behind the current slot; a later
+// rotation shares its index, files a timer due a whole wheel later into it
+// while it is still queued for its old slot, and that timer fires early
+// (TestStaleClockBehindATakenBucket). With the shard's time at the taken
+// bucket's expiration, such a timer is due at once instead: its deadline is
+// behind the advancer's clock, so that is not early either.
+//
+// Lock order is shard, then queue, as when an insert offers a bucket; a head
+// that changes between the peek and the poll (an earlier bucket offered, or
+// the head taken) is looked at again.
+func (tw *TimingWheel) take(now time.Duration) (*bucket, bool) {
+	for {
+		h, ok := tw.queue.PeekDue(now)
+		if !ok {
+			return nil, false
+		}
+		s := h.shard
+		s.mu.Lock()
+		b, ok := tw.queue.PollDueIf(now, func(b *bucket) bool { return b == h })
+		if ok && b.expiration != noExpiration {
+			s.currentTick = max(s.currentTick, b.expiration)
+		}
+		s.mu.Unlock()
+		if ok {
+			return b, true
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package timingwheel
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,11 +45,11 @@ func TestInlineDueAtOnceBehindATakenBucket(t *testing.T) {
 }
 
 // whileTaken does what the advancer does with the bucket due now, calling
-// arm between its taking the bucket from the queue and its flush (which
-// waits for the shard's lock that callers hold), and runs the callbacks of
-// the flush inline.
+// arm between its taking the bucket (take) and its flush (which waits for
+// the shard's lock that callers hold), and runs the callbacks of the flush
+// inline.
 func whileTaken(t *testing.T, tw *TimingWheel, arm func()) {
-	b, ok := tw.queue.PollDue(tw.queue.Now())
+	b, ok := tw.take(tw.queue.Now())
 	require.True(t, ok)
 	arm()
 	var ready []func()
@@ -103,5 +104,52 @@ func TestScheduleFromThePastBehindATakenBucket(t *testing.T) {
 	clock.Advance(3 * time.Millisecond)
 	tw.step()
 	require.Equal(t, [3]int{1, 1, 1}, ran)
+	require.Zero(t, tw.Len())
+}
+
+// The same for any timer armed on a clock reading taken before the advancer
+// took its bucket (Keyed reads the clock before its own lock; any caller may
+// be preempted between reading the clock and locking the shard): its due
+// tick may be behind the taken bucket's. Before the advancer moved the
+// shard's time on as it took the bucket, such a timer made a bucket behind
+// the taken one, which the flush then overtook: a later timer of the same
+// level-0 index was filed into it while it was still queued for its old
+// slot, and fired 5 ticks early when that slot came up; the bucket was then
+// flushed and released twice (index out of range in release, found by CI in
+// TestKeyedStress).
+func TestStaleClockBehindATakenBucket(t *testing.T) {
+	clock := NewFakeClock(time.Unix(0, 0))
+	tw, err := newManual(time.Millisecond, 8, WithClock(clock))
+	require.NoError(t, err)
+	defer tw.Stop()
+	oneShard(tw)
+	var ran [3]atomic.Int32
+	tw.AfterFunc(5*time.Millisecond, func() { ran[0].Add(1) })
+	late := tw.AfterFunc(time.Hour, func() { ran[1].Add(1) })
+	stale := tw.queue.Now() // 0
+	clock.Advance(5 * time.Millisecond)
+
+	// The advancer takes the bucket of tick 5; a caller whose clock read 0
+	// moves late to 2 ms: due at tick 2, behind it.
+	whileTaken(t, tw, func() { require.True(t, late.resetAt(2*time.Millisecond, stale)) })
+	// Tick 10 is in the same level-0 index (10 mod 8) as tick 2.
+	early := tw.AfterFunc(5*time.Millisecond, func() { ran[2].Add(1) })
+	tw.step()
+	waitRan := func(want [3]int32) {
+		t.Helper()
+		require.Eventually(t, func() bool {
+			return ran[0].Load() == want[0] && ran[1].Load() == want[1] && ran[2].Load() == want[2]
+		}, 5*time.Second, time.Millisecond, "ran %v %v %v, want %v", ran[0].Load(), ran[1].Load(), ran[2].Load(), want)
+	}
+	waitRan([3]int32{1, 1, 0}) // late's 2 ms are past: it runs; early is due at 10
+	require.Equal(t, 1, tw.Len())
+	clock.Advance(4 * time.Millisecond)
+	tw.step()
+	time.Sleep(10 * time.Millisecond)
+	require.Equal(t, int32(0), ran[2].Load(), "a timer due at tick 10 ran at tick 9")
+	clock.Advance(time.Millisecond)
+	tw.step()
+	waitRan([3]int32{1, 1, 1})
+	require.False(t, early.Stop())
 	require.Zero(t, tw.Len())
 }

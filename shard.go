@@ -114,13 +114,13 @@ func (s *shard) startLocked(t *Timer, due int64, now time.Duration) func() {
 	if k := t.kind(); k == kindSchedule || k == kindFunc && s.wheel.exec.mode == execInline {
 		// Never run a callback on the caller's goroutine: leave it to the
 		// advancer at the next tick, which is already due. (A channel timer
-		// has no callback: its value is sent here, at once.) The next tick
-		// of the clock, not only of currentTick: while the advancer holds a
-		// bucket it has taken from the queue but not yet begun to flush,
-		// currentTick is still behind that bucket's expiration, and a bucket
-		// made behind it would be overtaken when the flush moves currentTick
-		// on, leaving a queued bucket behind the current slot whose index a
-		// later rotation then shares (two flushes, one release too many).
+		// has no callback: its value is sent here, at once.) Never behind a
+		// bucket the advancer has taken: take moves currentTick on to it as
+		// it takes it, so currentTick+1 is ahead of it (a bucket made behind
+		// it would be overtaken, and a later rotation would share its index
+		// while it is still queued: see take); and the clock's next tick
+		// when that is later, so that a shard whose time lags the clock does
+		// not run it in a past slot's bucket.
 		t.due = max(s.currentTick, s.wheel.tickOf(now)) + 1
 		s.insertLocked(t)
 		return nil

@@ -124,10 +124,32 @@ func (q *DelayQueue[T]) Next() time.Duration { return time.Duration(q.next.Load(
 // PollDue removes and returns the head if its expiration is at or before now
 // (a duration since the epoch, normally Now()); it never waits.
 func (q *DelayQueue[T]) PollDue(now time.Duration) (v T, ok bool) {
+	return q.PollDueIf(now, nil)
+}
+
+// PeekDue returns the head, without removing it, if its expiration is at or
+// before now. Another caller may take it before this one acts on it: take it
+// with PollDueIf(now, is) where is recognises it.
+func (q *DelayQueue[T]) PeekDue(now time.Duration) (v T, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	head, ok := q.pq.Peek()
 	if !ok || head.expiration > now {
+		return v, false
+	}
+	return head.value, true
+}
+
+// PollDueIf is PollDue, except that it removes the head only if is(head)
+// also holds (a nil is holds for every value): a caller that prepared for
+// the value PeekDue returned (say, by taking a lock of its own) takes exactly
+// that value or nothing. is runs with the queue's lock held: it must not
+// call the queue.
+func (q *DelayQueue[T]) PollDueIf(now time.Duration, is func(T) bool) (v T, ok bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	head, ok := q.pq.Peek()
+	if !ok || head.expiration > now || is != nil && !is(head.value) {
 		return v, false
 	}
 	q.pq.Pop()

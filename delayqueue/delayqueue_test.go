@@ -131,6 +131,39 @@ func TestPollDueOrderAndNeverEarly(t *testing.T) {
 	require.Equal(t, Never, q.Next(), "an empty queue's head is Never")
 }
 
+// PeekDue shows the due head without taking it, and PollDueIf takes the
+// head only if it is the one the caller expects, never early either.
+func TestPeekDueAndPollDueIf(t *testing.T) {
+	c := newManualClock()
+	q := New[string](c)
+	q.Offer("b", 2*time.Second)
+	_, ok := q.PeekDue(q.Now())
+	require.False(t, ok, "nothing is due at the epoch")
+	_, ok = q.PollDueIf(q.Now(), func(string) bool { return true })
+	require.False(t, ok, "PollDueIf is never early")
+	c.Advance(2 * time.Second)
+	v, ok := q.PeekDue(q.Now())
+	require.True(t, ok)
+	require.Equal(t, "b", v)
+	require.Equal(t, 1, q.Len(), "PeekDue takes nothing")
+
+	// Someone offers an earlier value between the peek and the poll: the
+	// poll for "b" takes nothing, and "a" is still there to peek.
+	q.Offer("a", time.Second)
+	_, ok = q.PollDueIf(q.Now(), func(v string) bool { return v == "b" })
+	require.False(t, ok, "the head is no longer the value peeked")
+	require.Equal(t, 2, q.Len())
+	require.Equal(t, time.Second, q.Next())
+	v, ok = q.PollDueIf(q.Now(), func(v string) bool { return v == "a" })
+	require.True(t, ok)
+	require.Equal(t, "a", v)
+	require.Equal(t, 2*time.Second, q.Next(), "the head moves on as PollDue's does")
+	v, ok = q.PollDueIf(q.Now(), nil)
+	require.True(t, ok, "a nil is accepts the head")
+	require.Equal(t, "b", v)
+	require.Equal(t, Never, q.Next())
+}
+
 // TestAlarmFollowsTheHead: whoever changes the head moves the alarm, so the
 // waiter is never woken to re-arm it: not for an earlier offer, and not when
 // another goroutine takes the due head first.
