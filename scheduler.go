@@ -149,10 +149,9 @@ func (tw *TimingWheel) ScheduleFunc(s Scheduler, f func(), opts ...ScheduleOptio
 		panic("timingwheel: ScheduleFunc called with a Scheduler that never runs: its first Next is the zero Time")
 	}
 	sched.next = first
-	// A first run already past is due at the clock's next tick, not only
-	// after currentTick, which lags the clock while the advancer holds a
-	// bucket it has taken but not flushed (see startLocked).
-	sh.startLocked(t, max(due, tw.tickOf(now)+1), now)
+	// A first run already past is due at once: startLocked leaves it to the
+	// advancer at the next tick, never to this goroutine.
+	sh.startLocked(t, due, now)
 	sh.mu.Unlock()
 	tw.help(now)
 	return t

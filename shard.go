@@ -211,8 +211,8 @@ func (s *shard) expireLocked(t *Timer) func() {
 
 // flush moves at most limit timers out of b, which the advancer took from the
 // delay queue, each to a finer level or to fire, appending callbacks to
-// ready. It reports how many it moved and whether b is done. The first call
-// for b advances the shard's time to b's expiration.
+// ready. It reports how many it moved and whether b is done. The shard's time
+// is already at b's expiration: take moved it there.
 //
 // Between calls no add can land in b: new timers go to slots after the
 // current one, which is b's (see insertLocked).
@@ -222,10 +222,7 @@ func (s *shard) flush(b *bucket, limit int, ready *[]func()) (n int, done bool) 
 	if s.stopped {
 		return 0, true
 	}
-	if b.expiration != noExpiration {
-		s.currentTick = max(s.currentTick, b.expiration)
-		b.expiration = noExpiration
-	}
+	b.expiration = noExpiration // out of the queue for good
 	for ; n < limit && !b.empty(); n++ {
 		t := b.take()
 		if !s.insertLocked(t) {

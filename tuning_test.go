@@ -36,7 +36,7 @@ func BenchmarkFlushChunk(b *testing.B) {
 					tw.AfterFunc(tc.d, noop)
 				}
 				clock.Advance(lead)
-				bk, ok := tw.queue.PollDue(tw.queue.Now())
+				bk, ok := tw.take(tw.queue.Now())
 				if !ok {
 					b.Fatal("no bucket due")
 				}

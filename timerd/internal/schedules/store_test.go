@@ -5,9 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-timingwheel/timingwheel/timerd/internal/redistest"
-
 	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/redistest"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
