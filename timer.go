@@ -215,11 +215,11 @@ func (t *Timer) resetAt(d, now time.Duration) bool {
 		ct.weaken() // before the node may sit in a bucket past the horizon
 	}
 	active := e.state == statePending
-	if active && e.bucket != nil && due >= e.due {
-		// Later, as an idle timeout re-armed on every read is: leave the
-		// timer where it is. Its bucket expires no later than the old due
-		// tick, and the flush then re-inserts it by the new one, so it
-		// cannot fire early, and the common Reset touches no bucket.
+	if active && e.bucket != nil && e.bucket.holds(due, e.due) {
+		// No earlier than its bucket expires, as an idle timeout re-armed
+		// on every read is: leave the timer where it is. The flush of its
+		// bucket re-inserts it by its due tick, so it cannot fire early, and
+		// most Resets touch no bucket.
 		e.due = due
 		s.mu.Unlock()
 		tw.help(now)
