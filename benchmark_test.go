@@ -283,3 +283,67 @@ func BenchmarkShardLockHold(b *testing.B) {
 		b.Fatalf("%d timers pending after the run, want the 1M filled", n)
 	}
 }
+
+// BenchmarkScalingFloor measures what bounds the speed-up of AfterFunc+Stop
+// from every P on this machine, with none of the wheel's code in it: each
+// operation allocates a Timer and reads the wheel's clock, as every AfterFunc
+// does, with 1M timers pending (the same live heap for the collector to
+// mark), on one goroutine ("mode=serial") and from every P
+// ("mode=parallel"). The operations share nothing, so the serial ns/op
+// divided by the parallel one is the most that running on every P can gain
+// here: BenchmarkAfterFuncStop's ns/op divided by
+// BenchmarkParallelAfterFuncStop's, the wheel's speed-up, is to be read
+// against it.
+func BenchmarkScalingFloor(b *testing.B) {
+	tw, err := New(DefaultTick, DefaultWheelSize)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tw.Stop()
+	stopAll := fill(b, func(d time.Duration, f func()) stopper { return tw.AfterFunc(d, f) }, 1_000_000)
+	defer stopAll()
+	op := func() int64 {
+		t := newFloorTimer(tw)
+		return t.due
+	}
+	for _, mode := range []string{"serial", "parallel"} {
+		b.Run("mode="+mode, func(b *testing.B) {
+			runtime.GC()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			var sum atomic.Int64
+			b.ResetTimer()
+			if mode == "serial" {
+				var s int64
+				for i := 0; i < b.N; i++ {
+					s += op()
+				}
+				sum.Add(s)
+			} else {
+				b.RunParallel(func(pb *testing.PB) {
+					var s int64
+					for pb.Next() {
+						s += op()
+					}
+					sum.Add(s)
+				})
+			}
+			b.StopTimer()
+			runtime.ReadMemStats(&after)
+			if n := after.Mallocs - before.Mallocs; n < uint64(b.N) {
+				b.Fatalf("%d allocations for %d operations: the benchmark did not measure an allocation per operation", n, b.N)
+			}
+			if sum.Load() <= 0 {
+				b.Fatal("no clock reading was past the wheel's epoch: the benchmark did not measure a clock read")
+			}
+		})
+	}
+}
+
+// newFloorTimer allocates a Timer on the heap (it is returned from a call
+// that is not inlined) and stamps it with the wheel's clock.
+//
+//go:noinline
+func newFloorTimer(tw *TimingWheel) *Timer {
+	return &Timer{due: int64(tw.queue.Now())}
+}

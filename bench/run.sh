@@ -85,6 +85,10 @@ step "$out/scaling.txt" -- $bin/core.test -test.run '^$' -test.bench '^Benchmark
 	-test.cpu 1,2,4,8,16 -test.benchtime $scal_time -test.count $scal_count
 step "$out/scaling.txt" -- $bin/core.test -test.run '^$' -test.bench '^BenchmarkShardLockHold$' \
 	-test.benchtime $scal_time -test.count $scal_count
+# The most running on every P can gain on this machine: an allocation and a
+# clock read per operation, nothing shared, serial and from every P.
+step "$out/scaling.txt" -- $bin/core.test -test.run '^$' -test.bench '^BenchmarkScalingFloor$' \
+	-test.benchtime $scal_time -test.count $scal_count
 
 # 4: firing accuracy, idle and with every core busy.
 for load in "" -busy; do

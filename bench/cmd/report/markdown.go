@@ -153,7 +153,7 @@ func (r *report) targets(b *md) {
 		return r.scaling.med(scalingKey(perP, "wheel", 2), "ns/op") / r.scaling.med(scalingKey(perP, "runtime", 2), "ns/op")
 	}
 	par1, par64 := par("1"), par("64")
-	speedup := h.med(key("AfterFuncStop", "wheel", "1M"), "ns/op") / r.parallel.med(key("ParallelAfterFuncStop", "wheel", "1M"), "ns/op")
+	speedup := r.wheelSpeedup()
 	httpCPU, httpRSS := math.Inf(-1), math.Inf(-1) // the worst over connection counts
 	for _, row := range httpRows(r.httpServer) {
 		if row.lib == "wheel" {
@@ -173,7 +173,8 @@ func (r *report) targets(b *md) {
 		{"AfterFunc+Stop at 1M pending ≤ 0.45× runtime", fmt.Sprintf("%.2f×", afs), mark(afs <= 0.45)},
 		{"the same from every P (RunParallel, GOMAXPROCS 2) ≤ 0.5× runtime", fmt.Sprintf("%.2f×", par1), mark(par1 <= 0.5)},
 		{"the same with 64 goroutines per P ≤ 0.5× runtime", fmt.Sprintf("%.2f×", par64), mark(par64 <= 0.5)},
-		{"parallel throughput ≥ 1.6× serial (AfterFunc+Stop, 1M pending)", fmt.Sprintf("%.2f×", speedup), mark(speedup >= 1.6)},
+		{"parallel throughput ≥ 1.6× serial (AfterFunc+Stop, 1M pending; in brackets, the most this machine allows: §4a)",
+			fmt.Sprintf("%.2f× (%.2f×)", speedup, r.floorSpeedup()), mark(speedup >= 1.6)},
 		{"Reset at 1M pending ≤ 1.0× runtime", fmt.Sprintf("%.2f×", rst), mark(rst <= 1.0)},
 		{"live heap per pending timer ≤ 0.5× runtime", fmt.Sprintf("%.2f×", hp), mark(hp <= 0.5)},
 		{"never fires early (accuracy, burst, purgatory, net/http)", fmt.Sprintf("%d early", early), mark(early == 0)},
