@@ -758,9 +758,10 @@ func TestTimeSemanticsFakeClockNonPositiveDurations(t *testing.T) {
 
 // A timer moved earlier, or later and then earlier, is neither lost nor fired
 // by its old deadline (sleep_test.go's TestTimerModifiedEarlier and
-// TestAdjustTimers). On the wheel, a Reset to a later deadline leaves the
-// timer in its bucket until that bucket's time comes, so the second scenario
-// waits past the old deadline before moving it earlier again.
+// TestAdjustTimers). On the wheel, a Reset to a deadline no earlier than its
+// bucket's start (any later one) leaves the timer in its bucket until that
+// bucket's time comes, so the second scenario waits past the old deadline
+// before moving it earlier again.
 func TestTimeSemanticsMovedEarlierOrLaterIsNotLost(t *testing.T) {
 	makers := []apiMaker{apiWheel, apiInline, apiDefault, apiTime}
 	t.Run("channel, moved into the past again and again", func(t *testing.T) {
