@@ -62,11 +62,11 @@ func (b *bucket) empty() bool { return b.taken == len(b.timers) }
 // only for a later due tick, so that a timer reset to fire at once from a
 // callback of the flush runs at the next tick, as a new one would, rather
 // than within the flush that is handing out its own tick's callbacks.
+//
+// A due tick no earlier than old is tested first, without reading b: a
+// queued bucket expires no later than its timers' due ticks.
 func (b *bucket) holds(due, old int64) bool {
-	if b.expiration == noExpiration {
-		return due >= old
-	}
-	return due >= b.expiration
+	return due >= old || b.expiration != noExpiration && due >= b.expiration
 }
 
 // push adds t, which must not be in any bucket.

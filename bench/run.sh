@@ -58,6 +58,10 @@ for f in ops headline heap parallel scaling benchstat env; do rm -f "$out/$f.txt
 for f in accuracy burst purgatory idle httpserver; do rm -f "$out/$f.jsonl"; done
 start=$(date +%s)
 
+# The commit measured is the one the programs are built from, read before
+# they are, so that a commit made while they run is not named instead.
+dirty=$(git -C .. status --porcelain -- ':!docs' 2>/dev/null | head -1)
+commit="$(git -C .. rev-parse --short HEAD 2>/dev/null || echo unknown)${dirty:+ with uncommitted changes}"
 go test -c -o "$bin/bench.test" .
 (cd .. && go test -c -o "$bin/core.test" .) # the root package's own benchmarks
 for c in accuracy burst purgatory idle httpserver; do go build -o "$bin/$c" "./cmd/$c"; done
@@ -128,8 +132,7 @@ fi
 {
 	echo "mode: $mode"
 	echo "seconds: $(($(date +%s) - start))"
-	dirty=$(git -C .. status --porcelain -- ':!docs' 2>/dev/null | head -1)
-	echo "commit: $(git -C .. rev-parse --short HEAD 2>/dev/null || echo unknown)${dirty:+ with uncommitted changes}"
+	echo "commit: $commit"
 	echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
 	echo "go: $(go version)"
 	echo "kernel: $(uname -sr)"

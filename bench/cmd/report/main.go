@@ -67,6 +67,12 @@ func run(docs string) error {
 	if b, err := os.ReadFile(filepath.Join(raw, "purgatory.md")); err == nil {
 		r.purgatoryNotes = string(b)
 	}
+	if b, err := os.ReadFile(filepath.Join(raw, "redis.md")); err == nil {
+		r.redisNotes = string(b)
+	}
+	if b, err := os.ReadFile(filepath.Join(raw, "timerd.md")); err == nil {
+		r.timerdNotes = string(b)
+	}
 	if err := r.plots(); err != nil {
 		return err
 	}

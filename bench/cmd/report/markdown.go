@@ -110,6 +110,8 @@ func (r *report) markdown() string {
 	r.idleSection(&b)
 	r.httpServerSection(&b)
 	r.methodSection(&b)
+	separateSection(&b, "## 10. Distributed mode: rediswheel and asynq on one Redis", "redis.md", r.redisNotes)
+	separateSection(&b, "## 11. timerd: the delayed-task service under load", "timerd.md", r.timerdNotes)
 	return b.String()
 }
 
@@ -558,5 +560,29 @@ func (r *report) methodSection(b *md) {
 	b.p("Every library is called through the same small interface (`bench/internal/lib`), one indirect")
 	b.p("call per operation for each alike. go-zero's API is keyed and asynchronous: the adapter allocates")
 	b.p("an 8-byte key per timer, and waits for its goroutine (`Sync`) before counting or checking.")
+	b.p("")
+}
+
+// separateSection prints notes, a hand-written page of docs/bench measured
+// apart from make bench (file names it), under title: its own title dropped,
+// its sections nested under this one. Nothing is printed for an empty page.
+func separateSection(b *md, title, file, notes string) {
+	notes = strings.TrimSpace(notes)
+	if notes == "" {
+		return
+	}
+	if first, rest, ok := strings.Cut(notes, "\n"); ok && strings.HasPrefix(first, "# ") {
+		notes = strings.TrimSpace(rest)
+	}
+	b.p("%s", title)
+	b.p("")
+	b.p("Measured separately from the sections above; from [bench/%s](bench/%s).", file, file)
+	b.p("")
+	for _, line := range strings.Split(notes, "\n") {
+		if strings.HasPrefix(line, "## ") {
+			line = "#" + line
+		}
+		b.p("%s", line)
+	}
 	b.p("")
 }

@@ -28,4 +28,8 @@ type report struct {
 	// purgatoryNotes is docs/bench/purgatory.md, measured by hand (profiles,
 	// counters), printed under section 7's table.
 	purgatoryNotes string
+	// redisNotes and timerdNotes are docs/bench/redis.md and timerd.md,
+	// measured by their own commands (bench/redisbench, bench/timerd.sh),
+	// printed as sections 10 and 11.
+	redisNotes, timerdNotes string
 }
