@@ -62,17 +62,18 @@ func numShards() int {
 	return n
 }
 
-// maxShards bounds the fixed cost of a wheel (a shard is 256 bytes before it
-// holds a timer).
+// maxShards bounds the fixed cost of a wheel: a shard is 256 bytes before it
+// holds a timer, and each comes with a P's hint of 64 (see shardHint).
 const maxShards = 1024
 
 // lockShard returns the shard for a new timer, locked: the one the calling
-// goroutine's P used last, kept in a sync.Pool (whose fast path is a per-P
-// slot), or the next shard in turn for a P that has none. If that shard's
-// lock is held, the P moves to another shard, at random, for this timer and
-// later ones: so two Ps that come to share a shard part again at their first
-// collision, and the goroutines of a P whose lock holder was preempted do not
-// queue behind it.
+// goroutine's P uses (its hint, see currentp.go; P i starts on shard i). If
+// that shard's lock is held, the P moves to another shard, at random, for
+// this timer and later ones: so two Ps that come to share a shard part again
+// at their first collision, and the goroutines of a P whose lock holder was
+// preempted do not queue behind it. A P whose id is past the shards (after
+// GOMAXPROCS grew) shares a hint with another P, which costs only
+// collisions.
 //
 // Random picks per timer cost the same few nanoseconds, but then every
 // shard's lock, buckets and counters move between the caches of all the Ps:
@@ -81,15 +82,16 @@ const maxShards = 1024
 // goroutines=1, -benchtime=2000000x). Which shard a timer is in does not
 // matter to its semantics: every shard follows the same clock.
 func (tw *TimingWheel) lockShard() *shard {
-	s := tw.local.Get().(*shard)
+	h := &tw.hints[currentP()&tw.shardMask]
+	s := &tw.shards[h.shard.Load()]
 	if !s.mu.TryLock() {
 		if tw.shardMask > 0 { // another shard, never s again
 			s = &tw.shards[(s.index+1+rand.Uint32N(tw.shardMask))&tw.shardMask]
+			h.shard.Store(s.index)
 		}
 		s.mu.Lock()
 		s.noteCollision()
 	}
-	tw.local.Put(s)
 	return s
 }
 

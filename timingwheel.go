@@ -31,8 +31,7 @@ type TimingWheel struct {
 
 	shards    []shard
 	shardMask uint32
-	local     sync.Pool     // a P's shard, for lockShard
-	lastShard atomic.Uint32 // the shard most recently handed to a P
+	hints     []shardHint // each P's shard, for lockShard: hints[P's id & shardMask]
 	adv       advancer
 
 	exit     chan struct{} // closed by Stop
@@ -102,7 +101,10 @@ func build(tick time.Duration, wheelSize int, opts []Option) (*TimingWheel, erro
 		s.wheel, s.index = tw, uint32(i)
 		s.owner.shard = s
 	}
-	tw.local.New = func() any { return &tw.shards[tw.lastShard.Add(1)&tw.shardMask] }
+	tw.hints = make([]shardHint, n)
+	for i := range tw.hints {
+		tw.hints[i].shard.Store(uint32(i))
+	}
 	if cfg.mode == execPool {
 		tw.exec.pool = newPool(cfg.workers)
 	}
