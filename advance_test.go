@@ -43,6 +43,7 @@ func TestCallersAdvanceTheWheel(t *testing.T) {
 	// the poller's alarm, which this FakeClock would never reach. Wait for
 	// the poller to be back asleep.
 	tw.adv.mu.Lock()
+	//lint:ignore SA2001 taking the lock is the wait
 	tw.adv.mu.Unlock()
 	tw.queue.SetGrace(tw.adv.grace)
 

@@ -462,9 +462,9 @@ func TestContextPanics(t *testing.T) {
 	tw, err := New(time.Millisecond, 8)
 	require.NoError(t, err)
 	defer tw.Stop()
-	//nolint:staticcheck // a nil parent is the point
+	//lint:ignore SA1012 a nil parent is the point
 	assert.PanicsWithValue(t, "cannot create context from nil parent", func() { tw.WithTimeout(nil, time.Second) })
-	//nolint:staticcheck
+	//lint:ignore SA1012 a nil parent is the point
 	assert.PanicsWithValue(t, "cannot create context from nil parent", func() { tw.WithDeadline(nil, time.Now()) })
 	ctx, cancel := tw.WithTimeout(context.Background(), time.Second)
 	defer cancel()

@@ -80,6 +80,7 @@ type timerState uint8
 const (
 	// stateIdle: never started: the zero value, which every constructor
 	// replaces (ScheduleFunc panics rather than return an idle Timer).
+	//lint:ignore U1000 named for the state machine's documentation
 	stateIdle timerState = iota
 	// statePending: will fire unless stopped. It is in a bucket; or its wheel
 	// has stopped, or it is due never, and then it never fires (Stop still
