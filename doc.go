@@ -34,7 +34,8 @@
 // timers parallel. Time is integer ticks on the monotonic clock.
 //
 // The levels are split into shards, four per P, each with its own lock: a
-// timer goes to the shard its P used last, as the runtime keeps timers per
+// timer goes to the shard its P uses (found by the P's id, and changed only
+// when the P finds that shard's lock held), as the runtime keeps timers per
 // P, so Ps do not share locks or cache lines; adds, stops and the
 // flush of a shard's buckets exclude each other under that shard's lock, as
 // Kafka's SystemTimer requires of its one lock. The shards share the delay

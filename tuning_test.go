@@ -90,3 +90,35 @@ func BenchmarkEveryNextSkips(b *testing.B) {
 		b.Fatal("Next did not advance")
 	}
 }
+
+// BenchmarkPLookup measures finding the calling P's shard hint: by the P's
+// id, as lockShard does ("procPin"), and by the sync.Pool Get and Put it
+// replaced ("pool"). See currentp.go.
+func BenchmarkPLookup(b *testing.B) {
+	tw, err := New(DefaultTick, DefaultWheelSize)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tw.Stop()
+	b.Run("impl=procPin", func(b *testing.B) {
+		var h *shardHint
+		for i := 0; i < b.N; i++ {
+			h = &tw.hints[currentP()&tw.shardMask]
+		}
+		if h == nil || h.shard.Load() > tw.shardMask {
+			b.Fatal("no hint looked up")
+		}
+	})
+	b.Run("impl=pool", func(b *testing.B) {
+		var local sync.Pool
+		local.New = func() any { return &tw.hints[0] }
+		var h *shardHint
+		for i := 0; i < b.N; i++ {
+			h = local.Get().(*shardHint)
+			local.Put(h)
+		}
+		if h == nil {
+			b.Fatal("no hint looked up")
+		}
+	})
+}
