@@ -81,6 +81,8 @@ func Example_idleTimeoutListener() {
 		panic(err)
 	}
 	defer conn.Close()
+	// Bounds every wait below; the timeout would print false, not hang.
+	conn.SetDeadline(time.Now().Add(time.Minute))
 	buf := make([]byte, 4)
 	for range 3 { // active: each read on the server pushes the timeout back
 		time.Sleep(10 * time.Millisecond)
@@ -116,7 +118,7 @@ func Example_requestDeadlineMiddleware() {
 	defer tw.Stop()
 	slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
-		case <-time.After(time.Second): // work that takes too long
+		case <-time.After(time.Minute): // work that takes too long
 			fmt.Fprintln(w, "done")
 		case <-r.Context().Done():
 			http.Error(w, r.Context().Err().Error(), http.StatusGatewayTimeout)
