@@ -1,5 +1,8 @@
 package timingwheel
 
+// The tests of timingwheel.go: New and its options, the wheel's lifecycle
+// and Stop. (A Stop from a callback: reentrancy_test.go.)
+
 import (
 	"errors"
 	"math"
