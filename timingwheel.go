@@ -118,9 +118,11 @@ func (tw *TimingWheel) timeOf(ns time.Duration) time.Time { return tw.epoch.Add(
 // never fire, and the wheel no longer references them), and later AfterFunc,
 // NewTimer and Reset calls return at once and never fire. Contexts made by
 // WithTimeout and WithDeadline on the wheel are then done only by their
-// cancel or their parent: a server stops its wheel last, after
-// http.Server.Shutdown has returned, or Shutdown waits out its own context
-// for requests whose deadlines can no longer expire.
+// cancel or their parent, never by their deadline: Stop neither fires them
+// (that would be early) nor cancels them. So a server stops its wheel last,
+// after http.Server.Shutdown has returned; otherwise a handler waiting for
+// its deadline waits until its client goes away, and Shutdown waits out its
+// own context.
 //
 // Stop is idempotent and safe to call concurrently, from any goroutine,
 // callbacks included. Every call made outside the wheel's callbacks returns
