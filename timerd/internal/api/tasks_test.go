@@ -56,10 +56,16 @@ func TestTaskLifecycle(t *testing.T) {
 		r = f.do("POST", path+"/reschedule", jsonBody(map[string]any{"due_at": later.Format(time.RFC3339Nano)}))
 		require.Equal(t, http.StatusOK, r.status, "%s", r.raw)
 		assert.Equal(t, later.Format(timeLayout), r.body["due_at"])
+		// A delay counts from the answering process's clock, read during
+		// the request: not before it began, not after it ended (to the ms).
+		before := time.Now()
 		r = f.do("POST", path+"/reschedule", `{"delay":"2h"}`)
+		after := time.Now()
 		require.Equal(t, http.StatusOK, r.status, "%s", r.raw)
-		got, _ := time.Parse(time.RFC3339, r.body["due_at"].(string))
-		assert.WithinDuration(t, time.Now().Add(2*time.Hour), got, 5*time.Second)
+		got, err := time.Parse(time.RFC3339, r.body["due_at"].(string))
+		require.NoError(t, err)
+		assert.False(t, got.Before(before.Add(2*time.Hour).Truncate(time.Millisecond)), "due %v, request began %v", got, before)
+		assert.False(t, got.After(after.Add(2*time.Hour+time.Millisecond)), "due %v, request ended %v", got, after)
 
 		r = f.do("DELETE", path, "")
 		require.Equal(t, http.StatusOK, r.status, "%s", r.raw)
@@ -214,6 +220,24 @@ func TestForbiddenDestination(t *testing.T) {
 }
 
 var errNoSuchHost = &url.Error{Op: "lookup", URL: "nowhere.invalid", Err: context.DeadlineExceeded}
+
+// TestDueAtIsAnInstant: due_at is checked and kept as an instant, whatever
+// its offset: the first millisecond after the epoch, written at +14:00, is
+// stored and read back as that instant (the epoch itself and anything
+// before it are refused: TestBadInput).
+func TestDueAtIsAnInstant(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, c redis.UniversalClient) {
+		f := newFixture(t, c, rediswheel.Options{})
+		r := f.do("POST", "/v1/tasks", `{"key":"k","due_at":"1970-01-01T14:00:00.001+14:00","callback":{"url":"https://e.com/","method":"POST"}}`)
+		require.Equal(t, http.StatusCreated, r.status, "%s", r.raw)
+		assert.Equal(t, "1970-01-01T00:00:00.001Z", r.body["due_at"], "%s", r.raw)
+		r = f.do("POST", "/v1/tasks/k/reschedule", `{"due_at":"1969-12-31T19:00:00.002-05:00"}`)
+		require.Equal(t, http.StatusOK, r.status, "%s", r.raw)
+		assert.Equal(t, "1970-01-01T00:00:00.002Z", r.body["due_at"], "%s", r.raw)
+		r = f.do("GET", "/v1/tasks/k", "")
+		assert.Equal(t, "1970-01-01T00:00:00.002Z", r.body["due_at"], "%s", r.raw)
+	})
+}
 
 func TestUnavailable(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
