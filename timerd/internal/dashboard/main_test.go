@@ -33,7 +33,7 @@ import (
 func TestMain(m *testing.M) {
 	// After a failed dial go-redis keeps one goroutine probing the address
 	// once a second, even past Close (rediswheel's TestMain says the same).
-	goleak.VerifyTestMain(m, redistest.IgnoreTryDial)
+	goleak.VerifyTestMain(redistest.HoldRedisLog(m), redistest.IgnoreTryDial)
 }
 
 // required skips t, or fails it under TIMERD_REQUIRE=1, for the missing what.
