@@ -95,7 +95,10 @@ func TestDeliveryStates(t *testing.T) {
 					w.WriteHeader(http.StatusGone)
 				}
 			case "/slow":
-				<-release
+				select {
+				case <-release:
+				case <-r.Context().Done():
+				}
 			}
 		}))
 		defer cb.Close()
@@ -112,7 +115,7 @@ func TestDeliveryStates(t *testing.T) {
 			s, _ := r.body["state"].(string)
 			return s
 		}
-		eventually(t, 10*time.Second, "done, dead, in flight", func() bool {
+		eventually(t, redistest.WaitBound, "done, dead, in flight", func() bool {
 			return state("ok") == "done" && state("gone") == "dead" && state("slow") == "in_flight"
 		})
 
@@ -154,7 +157,7 @@ func TestDeliveryStates(t *testing.T) {
 		r = f.do("POST", "/v1/dead/gone/requeue", `{}`)
 		require.Equal(t, http.StatusOK, r.status, "%s", r.raw)
 		assert.Equal(t, map[string]any{"requeued": true}, r.body)
-		eventually(t, 10*time.Second, "the requeued task done", func() bool { return state("gone") == "done" })
+		eventually(t, redistest.WaitBound, "the requeued task done", func() bool { return state("gone") == "done" })
 
 		r = f.do("GET", "/v1/stats", "")
 		require.Equal(t, http.StatusOK, r.status, "%s", r.raw)
@@ -186,8 +189,13 @@ func TestCreateRace(t *testing.T) {
 			}()
 		}
 		count := map[int]int{}
-		for range n {
-			count[<-codes]++
+		for i := range n {
+			select {
+			case code := <-codes:
+				count[code]++
+			case <-time.After(redistest.WaitBound):
+				t.Fatalf("%d of %d creates answered within %v: %v", i, n, redistest.WaitBound, count)
+			}
 		}
 		assert.Equal(t, map[int]int{201: 1, 200: n - 1}, count)
 	})

@@ -61,17 +61,18 @@ func occurrence(t *testing.T, key string) (periodic string, at time.Time) {
 }
 
 // waitCalls polls rec until done holds for the calls since t, or fails
-// after a minute: a bound for a loaded machine, not a measure of speed.
+// after redistest.WaitBound: a bound for a loaded machine, not a measure of
+// speed.
 func (r *receiver) waitCalls(tb testing.TB, since time.Time, what string, done func([]call) bool) []call {
 	tb.Helper()
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(redistest.WaitBound)
 	for {
 		calls := r.since(since)
 		if done(calls) {
 			return calls
 		}
 		if time.Now().After(deadline) {
-			tb.Fatalf("waited a minute for %s; got %v", what, calls)
+			tb.Fatalf("waited %v for %s; got %v", redistest.WaitBound, what, calls)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -135,7 +136,7 @@ func TestRunOnceAcrossProcesses(t *testing.T) {
 
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
-		defer func() { cancel(); wg.Wait() }()
+		defer func() { cancel(); redistest.Within(t, "the Runs to return", wg.Wait) }()
 		var stores []*Store
 		for range 2 {
 			q := newQueue(t, c, ns)

@@ -22,6 +22,7 @@ import (
 	"github.com/go-timingwheel/timingwheel/timerd/internal/apierror"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/config"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/dashboard"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/redistest"
 )
 
 // testConfig is a configuration on redisURL in a fresh namespace.
@@ -223,8 +224,8 @@ func TestRunDelivers(t *testing.T) {
 		select {
 		case err := <-done:
 			require.NoError(t, err)
-		case <-time.After(10 * time.Second):
-			t.Fatal("Run did not return 10s after its context ended")
+		case <-time.After(redistest.WaitBound):
+			t.Fatalf("Run did not return %v after its context ended", redistest.WaitBound)
 		}
 	}()
 
@@ -240,7 +241,7 @@ func TestRunDelivers(t *testing.T) {
 	_, err = q.AddHTTPAfter(ctx, "refused", rediswheel.HTTPTask{URL: localhost + "/hook", Method: "POST"}, 0)
 	require.NoError(t, err)
 
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(redistest.WaitBound)
 	for {
 		dead, err := q.Dead(ctx, 10)
 		require.NoError(t, err)
