@@ -348,3 +348,10 @@ func cleanNamespace(t *testing.T, cfg config.Config) {
 		s.client.Del(ctx, iter.Val())
 	}
 }
+
+// README.md states what a task without max_attempts or callback.timeout
+// gets: rediswheel's defaults, which the server does not override.
+func TestDocumentedDefaults(t *testing.T) {
+	assert.Equal(t, 25, rediswheel.DefaultMaxAttempts, "README.md: 25 attempts")
+	assert.Equal(t, 30*time.Second, rediswheel.DefaultHTTPTimeout, "README.md: 30s a callback")
+}
