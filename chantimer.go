@@ -33,7 +33,7 @@ import (
 // collector has run: an abandoned weak node is freed by the second
 // collection after its channel became unreachable, once the runtime's
 // cleanup goroutine has run the collector in between
-// (TestAbandonedTickersGoInTwoCollections). Stop does not leave that to the
+// (TestAbandonedTickersAndTimersGoInTwoCollections). Stop does not leave that to the
 // collector: it stops it (detachCollectorLocked), so a stopped Timer or
 // Ticker that nothing references is freed by the next collections as
 // package time's are (TestStoppedTickersAndTimersGoAtOnce), and a Reset that

@@ -2,6 +2,7 @@ package timingwheel
 
 import (
 	"runtime"
+	"runtime/debug"
 	"testing"
 	"time"
 
@@ -73,18 +74,23 @@ func TestStoppedTickersAndTimersGoAtOnce(t *testing.T) {
 	}
 }
 
-// TestAbandonedTickersGoInTwoCollections pins what an abandoned Ticker costs
-// the collector, as the README states it: a Ticker or Tick channel that
-// nothing references any more, never stopped, is released by two
-// collections, the cleanups queued by the first having run before the
+// TestAbandonedTickersAndTimersGoInTwoCollections pins what an abandoned
+// Ticker costs the collector, as the README states it: a Ticker or Tick
+// channel that nothing references any more, never stopped, is released by
+// two collections, the cleanups queued by the first having run before the
 // second (a cleanup runs on a goroutine of the runtime after the collection
 // that found the channel unreachable, and takes the wheel's node out of its
 // bucket; the second collection frees the node). After the first alone, more
-// than one object per Ticker is live still.
-func TestAbandonedTickersGoInTwoCollections(t *testing.T) {
+// than one object per Ticker is live still. A channel Timer due in more than
+// a second is held the same way, and so is a Ticker or Timer that was
+// stopped and then reset.
+func TestAbandonedTickersAndTimersGoInTwoCollections(t *testing.T) {
 	tw, err := New(time.Millisecond, 512)
 	require.NoError(t, err)
 	defer tw.Stop()
+	// Only the test's own collections: one the runtime started while the
+	// tickers were being made would have released some of them already.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	const n = 10_000
 	// An hour, so that no tick is sent while the test runs: a tick makes the
 	// wheel's weak pointer to C strong for a moment, which keeps C for the
@@ -97,6 +103,18 @@ func TestAbandonedTickersGoInTwoCollections(t *testing.T) {
 	}{
 		{"NewTicker", func() { tw.NewTicker(d) }},
 		{"Tick", func() { tw.Tick(d) }},
+		{"NewTimer", func() { tw.NewTimer(d) }},
+		// Stop took the collector off; Reset must attach a new one.
+		{"NewTicker stopped and reset", func() {
+			tk := tw.NewTicker(d)
+			tk.Stop()
+			tk.Reset(d)
+		}},
+		{"NewTimer stopped and reset", func() {
+			tm := tw.NewTimer(d)
+			tm.Stop()
+			tm.Reset(d)
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := liveAfter(3)
@@ -107,11 +125,11 @@ func TestAbandonedTickersGoInTwoCollections(t *testing.T) {
 			first := liveAfter(1) - before
 			require.Eventually(t, func() bool {
 				return tw.Stats().Collected-collected == n
-			}, 30*time.Second, time.Millisecond, "the cleanups of the first collection did not take the abandoned tickers out of the wheel")
+			}, 30*time.Second, time.Millisecond, "the cleanups of the first collection did not take the abandoned tickers or timers out of the wheel")
 			second := liveAfter(1) - before
 			t.Logf("%d objects live after one collection, %d after two, of %d abandoned", first, second, n)
-			require.GreaterOrEqual(t, first, int64(n), "one collection released the abandoned tickers: the README says two")
-			require.Less(t, second, int64(n), "two collections did not release the abandoned tickers")
+			require.GreaterOrEqual(t, first, int64(n), "one collection released the abandoned tickers or timers: the README says two")
+			require.Less(t, second, int64(n), "two collections did not release the abandoned tickers or timers")
 		})
 	}
 }
