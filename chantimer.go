@@ -24,17 +24,29 @@ import (
 // wheel's clock, where time.Timer's is released at once. Armed any further
 // out, by NewTimer or by a Reset, or made for a Ticker, the node is weakened
 // (weaken) for the rest of its life: it holds the channel through a weak
-// pointer, and a cleanup attached to the channel takes the node out of its
-// bucket once the channel is unreachable; a node found with its channel gone
-// when it comes due is dropped likewise. Both count in Stats.Collected.
+// pointer, and a cleanup attached to the channel (the collector) takes the
+// node out of its bucket once the channel is unreachable; a node found with
+// its channel gone when it comes due is dropped likewise. Both count in
+// Stats.Collected.
+//
+// The collector's argument is the node, which the runtime keeps until the
+// collector has run: an abandoned weak node is freed by the second
+// collection after its channel became unreachable, once the runtime's
+// cleanup goroutine has run the collector in between
+// (TestAbandonedTickersAndTimersGoInTwoCollections). Stop does not leave that to the
+// collector: it stops it (detachCollectorLocked), so a stopped Timer or
+// Ticker that nothing references is freed by the next collections as
+// package time's are (TestStoppedTickersAndTimersGoAtOnce), and a Reset that
+// arms it beyond the horizon again attaches a new one (weaken).
 //
 // The horizon exists for the cost: weak.Make and runtime.AddCleanup each add
 // a special record to the channel, which the garbage collector sweeps, and
-// together they make NewTimer+Stop 1.5-1.9 µs and 7 allocations, against
-// 0.37 µs and 4 for a node holding its channel, as much as time.NewTimer's
-// (BenchmarkNewTimerStop, d=1h against d=100ms, one loaded 2-core run),
-// while most channel timers are short timeouts that are stopped or fire
-// soon.
+// together they make NewTimer+Stop allocate 7 objects and 352 bytes, against
+// 4 and 312 for a node holding its channel (BenchmarkNewTimerStop, d=1h
+// against d=100ms), and take about 2.5 times its CPU time, collections
+// included (0.75 µs against 0.30 on a loaded 2-core machine, from the
+// process's CPU time over 300,000 calls), while most channel timers are
+// short timeouts that are stopped or fire soon.
 //
 // A Ticker is the same node with a period (see ticker.go), always weakened:
 // it never stops firing, so a strong one would never be released.
@@ -46,9 +58,9 @@ type chanTimer struct {
 	// period is 0 for a NewTimer, a Ticker's interval otherwise; next is the
 	// wheel time (since epoch) of the Ticker's pending tick, from which the
 	// tick after it is scheduled so that ticks keep their phase. Both are
-	// protected by the mu of the node's shard. They make a chanTimer 104
-	// bytes (a 112-byte size class) instead of 88 (96), and spare the Ticker
-	// the 48 bytes of a Timer (see BenchmarkTickerCost).
+	// protected by the mu of the node's shard. They make a chanTimer 120
+	// bytes (a 128-byte size class) instead of 104 (112), and spare the
+	// Ticker the 48 bytes of a Timer (see BenchmarkTickerCost).
 	period time.Duration
 	next   time.Duration
 }
@@ -56,8 +68,12 @@ type chanTimer struct {
 // NewTimer creates a Timer that will send the current time on its channel
 // after at least duration d on the wheel's clock.
 //
-// A Timer due within strongHorizon (one second) that nothing references any
-// more is released once it fires; one due later, before it fires.
+// A Timer that nothing references any more, neither it nor its C, is
+// released by the garbage collector without being stopped, as time.Timer is
+// since Go 1.23: if it is due within one second, once it fires; if later,
+// before it fires, in two collections (see Stats.Collected). A stopped
+// Timer holds nothing back: once nothing references it, the garbage
+// collector frees it as it frees a stopped time.Timer.
 func (tw *TimingWheel) NewTimer(d time.Duration) *Timer {
 	c, ct := newChanTimer(0)
 	if d > strongHorizon {
@@ -85,13 +101,21 @@ func newChanTimer(period time.Duration) (chan time.Time, *chanTimer) {
 	return c, ct
 }
 
-// weaken makes ct hold its channel weakly from now on, so that the node is
-// released once the channel is unreachable. It is called before the node is
-// published (NewTimer, NewTicker) or with its shard's mu held (Reset), as
-// the reads of owner.ch by the advancer are; later calls do nothing.
+// weaken makes ct hold its channel weakly from now on, and watches the
+// channel: it attaches the collector, the cleanup that releases the node
+// once the channel is unreachable. It is called before the node is published
+// (NewTimer, NewTicker) or with its shard's mu held (Reset), as the reads of
+// owner.ch by the advancer are. On a node already weak it only attaches the
+// collector again if Stop detached it: the caller, which holds the Timer or
+// Ticker and so the channel, is arming the node again.
 func (ct *chanTimer) weaken() {
 	r := &ct.owner.ch
 	if r.strong == nil {
+		if r.collector == (runtime.Cleanup{}) {
+			if p := r.weak.Value(); p != nil {
+				r.collector = runtime.AddCleanup(p, (*Timer).collect, &ct.node)
+			}
+		}
 		return
 	}
 	p := chanObjectOf(r.strong)
@@ -99,8 +123,41 @@ func (ct *chanTimer) weaken() {
 	// The cleanup's argument is the node, which must not reach the channel
 	// strongly when the collector looks: strong is cleared below, before
 	// ct is published or mu released.
-	runtime.AddCleanup(p, (*Timer).collect, &ct.node)
+	r.collector = runtime.AddCleanup(p, (*Timer).collect, &ct.node)
 	r.strong = nil
+}
+
+// detachCollectorLocked takes the collector off the node n of a channel
+// timer or Ticker, if one is attached, and returns it (the zero Cleanup for
+// any other timer); the caller, which holds the node's shard's mu, passes it
+// to stopCollector once it has unlocked.
+//
+// Stop calls it so that a stopped channel timer or Ticker is released as
+// soon as nothing references it, as package time's is: an attached collector
+// keeps the node, its argument, alive until a collection has found the
+// channel unreachable and the runtime's cleanup goroutine has run it, and
+// only the collection after that frees the node (four objects per Ticker
+// live in between; TestStoppedTickersAndTimersGoAtOnce). Stopping a cleanup
+// costs a walk of the specials of the channel's span, out of the lock,
+// instead of the collector's run later, which takes the lock.
+func (n *Timer) detachCollectorLocked() runtime.Cleanup {
+	ct := n.owner.node
+	if ct == nil {
+		return runtime.Cleanup{}
+	}
+	c := ct.owner.ch.collector
+	ct.owner.ch.collector = runtime.Cleanup{}
+	return c
+}
+
+// stopCollector stops a collector that detachCollectorLocked returned. c is
+// the channel it watches, kept reachable here until the cleanup is stopped:
+// a cleanup already queued because its channel became unreachable cannot
+// be stopped (runtime.Cleanup.Stop), and would then run collect, which
+// finds the node stopped and does nothing.
+func stopCollector(collector runtime.Cleanup, c <-chan time.Time) {
+	collector.Stop()
+	runtime.KeepAlive(c)
 }
 
 // After waits for the duration to elapse on the wheel and then sends the
@@ -131,11 +188,14 @@ type chanObject struct{ _ byte }
 func chanObjectOf(c chan time.Time) *chanObject { return *(**chanObject)(unsafe.Pointer(&c)) }
 
 // chanRef holds a node's channel: strongly (strong is set) until the node is
-// weakened, weakly after. It is protected like the node's state: by its
-// shard's mu once the node is published.
+// weakened, weakly after; collector is the cleanup attached to the weakly
+// held channel (weaken), zero when none is (a strong node, or one stopped
+// since). It is protected like the node's state: by its shard's mu once the
+// node is published.
 type chanRef struct {
-	strong chan time.Time
-	weak   weak.Pointer[chanObject]
+	strong    chan time.Time
+	weak      weak.Pointer[chanObject]
+	collector runtime.Cleanup
 }
 
 // get returns the channel, or nil once it has been collected.

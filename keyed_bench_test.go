@@ -23,11 +23,13 @@ import (
 
 const keyedPending = 100_000
 
-// keyedSubject is what the benchmarks call: a Keyed[int] or a mutexMap.
+// keyedSubject is what the benchmarks call: a Keyed[int64] or a mutexMap.
+// The keys are int64, not int, so that each goroutine's fresh keys (g<<32
+// onwards) are distinct on 32-bit platforms too.
 type keyedSubject interface {
-	AfterFunc(key int, d time.Duration, f func()) bool
-	Reset(key int, d time.Duration) bool
-	Stop(key int) bool
+	AfterFunc(key int64, d time.Duration, f func()) bool
+	Reset(key int64, d time.Duration) bool
+	Stop(key int64) bool
 	Len() int
 }
 
@@ -35,8 +37,8 @@ var keyedImpls = []struct {
 	name string
 	make func(tw *TimingWheel) keyedSubject
 }{
-	{"keyed", func(tw *TimingWheel) keyedSubject { return NewKeyed[int](tw) }},
-	{"mutexmap", func(tw *TimingWheel) keyedSubject { return &mutexMap{tw: tw, m: map[int]*Timer{}} }},
+	{"keyed", func(tw *TimingWheel) keyedSubject { return NewKeyed[int64](tw) }},
+	{"mutexmap", func(tw *TimingWheel) keyedSubject { return &mutexMap{tw: tw, m: map[int64]*Timer{}} }},
 }
 
 // mutexMap is the baseline: one lock over a map of Timers, with the same
@@ -45,10 +47,10 @@ var keyedImpls = []struct {
 type mutexMap struct {
 	tw *TimingWheel
 	mu sync.Mutex
-	m  map[int]*Timer
+	m  map[int64]*Timer
 }
 
-func (mm *mutexMap) AfterFunc(key int, d time.Duration, f func()) bool {
+func (mm *mutexMap) AfterFunc(key int64, d time.Duration, f func()) bool {
 	mm.mu.Lock()
 	defer mm.mu.Unlock()
 	old := mm.m[key]
@@ -66,14 +68,14 @@ func (mm *mutexMap) AfterFunc(key int, d time.Duration, f func()) bool {
 	return replaced
 }
 
-func (mm *mutexMap) Reset(key int, d time.Duration) bool {
+func (mm *mutexMap) Reset(key int64, d time.Duration) bool {
 	mm.mu.Lock()
 	defer mm.mu.Unlock()
 	t := mm.m[key]
 	return t != nil && t.Reset(d)
 }
 
-func (mm *mutexMap) Stop(key int) bool {
+func (mm *mutexMap) Stop(key int64) bool {
 	mm.mu.Lock()
 	t := mm.m[key]
 	delete(mm.m, key)
@@ -123,7 +125,7 @@ func benchmarkKeyed(b *testing.B, op string, makeSubject func(*TimingWheel) keye
 		go func() {
 			defer setup.Done()
 			r := rand.New(rand.NewPCG(1, uint64(p)))
-			for key := p; key < keyedPending; key += procs {
+			for key := int64(p); key < keyedPending; key += int64(procs) {
 				k.AfterFunc(key, spread(r), f)
 			}
 		}()
@@ -135,7 +137,7 @@ func benchmarkKeyed(b *testing.B, op string, makeSubject func(*TimingWheel) keye
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
-		g := int(goroutines.Add(1))
+		g := goroutines.Add(1)
 		r := rand.New(rand.NewPCG(uint64(g), 3))
 		fresh := g << 32 // keys no other goroutine and no pending key uses
 		for pb.Next() {
@@ -146,11 +148,11 @@ func benchmarkKeyed(b *testing.B, op string, makeSubject func(*TimingWheel) keye
 					wrong.Add(1)
 				}
 			case "Reset":
-				if !k.Reset(r.IntN(keyedPending), spread(r)) {
+				if !k.Reset(r.Int64N(keyedPending), spread(r)) {
 					wrong.Add(1)
 				}
 			case "Replace":
-				if !k.AfterFunc(r.IntN(keyedPending), spread(r), f) {
+				if !k.AfterFunc(r.Int64N(keyedPending), spread(r), f) {
 					wrong.Add(1)
 				}
 			}

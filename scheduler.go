@@ -83,10 +83,10 @@ type ScheduleOption func(*schedule)
 //     Next of the wall clock's reading: the missed runs are dropped, not run
 //     one after another as on the monotonic clock.
 //   - Reset(d) moves the next run to d after the wall clock's reading.
-//   - The wheel reads the wall clock at least once every wallRecheck (one
-//     minute) of monotonic time while a run is pending, so a run is late by
-//     at most about a minute after a forward step or a resume (the monotonic
-//     clock does not advance during suspend).
+//   - The wheel reads the wall clock at least once a minute of monotonic
+//     time while a run is pending, so a run is late by at most about a
+//     minute after a forward step or a resume (the monotonic clock does not
+//     advance during suspend).
 func WallClock() ScheduleOption { return func(s *schedule) { s.wall = true } }
 
 // SkipIfStillRunning skips a run of the schedule, counted in Stats.Skipped

@@ -2,8 +2,15 @@ package timingwheel
 
 // Stats is a snapshot of a wheel's counters, summed over its shards.
 type Stats struct {
-	Pending int    // timers that will fire unless stopped (Len)
-	Fired   uint64 // expirations: AfterFunc callbacks handed over, values sent on C (a Ticker's dropped ticks too), runs of schedules
+	Pending int // timers that will fire unless stopped (Len)
+	// Fired counts expirations: AfterFunc callbacks handed over to run,
+	// values sent on a channel timer's C, runs of schedules, and every tick
+	// of a Ticker that came due, including the ticks dropped because the
+	// receiver had not taken the one before (C was full, and the tick was
+	// not sent, as time.Ticker drops it). So Fired can exceed the values
+	// received; ticks skipped without coming due (a stall, or a receiver
+	// that left C full for several ticks, see NewTicker) are not counted.
+	Fired   uint64
 	Stopped uint64 // Stop calls that prevented a fire (not those that only discarded a value on C)
 	Dropped uint64 // timers pending when the wheel stopped
 	// Skipped counts the runs of SkipIfStillRunning schedules skipped
@@ -24,8 +31,9 @@ type Stats struct {
 	// Collisions counts the arming calls (AfterFunc, NewTimer, NewTicker,
 	// the contexts, Keyed) that found the shard of their P (see the package
 	// documentation) held by another goroutine and armed their timer on
-	// another shard: how often callers meet. BenchmarkParallelAfterFuncStop
-	// reports it per operation.
+	// another shard: how often callers meet. The parallel AfterFunc+Stop
+	// benchmark of this repository reports it per operation (collisions/op
+	// in the scaling section of docs/BENCHMARKS.md).
 	Collisions uint64
 	// Levels is the most levels any shard holds now; a level is created
 	// when a timer first needs it and released when it empties.

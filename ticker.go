@@ -3,18 +3,26 @@ package timingwheel
 import "time"
 
 // A Ticker holds a channel that delivers “ticks” of a clock at intervals, as
-// time.Ticker does, on a TimingWheel. It costs no more than a channel Timer
-// armed beyond strongHorizon (TestTickerCostsNoMoreThanATimer): the wheel
-// keeps one node for it, re-armed in place at every tick, and holds its
-// channel weakly. A NewTimer due within strongHorizon holds its channel
-// strongly and costs less: 4 allocations against 7, and 0.24 µs against
-// 1.1 µs in one loaded run of BenchmarkTickerCost.
+// time.Ticker does, on a TimingWheel. It costs no more than a NewTimer due
+// in more than a second: the wheel keeps one entry for it, re-armed in place
+// at every tick, and holds its channel weakly, so that an abandoned Ticker
+// can be collected. NewTicker+Stop allocates 7 objects; a NewTimer due
+// within a second holds its channel strongly and allocates 4 (go test -run
+// '^$' -bench TickerCost in this repository measures both, beside package
+// time's).
 //
 // As time.Ticker's since Go 1.23: C has a buffer of one and a tick the
 // receiver has not taken when the next is due is dropped; after Stop or
-// Reset returns, no tick prepared before the call is received; and a Ticker
-// that nothing references any more (nor its C) is released by the garbage
-// collector without being stopped, and counted in Stats.Collected.
+// Reset returns, no tick prepared before the call is received; a stopped
+// Ticker holds nothing back, and once nothing references it the garbage
+// collector frees it as it frees a stopped time.Ticker. A Ticker that
+// nothing references any more (nor its C) is released by the garbage
+// collector without being stopped, and counted in Stats.Collected. Unlike
+// time.Ticker's, that takes two collections, the first finding C
+// unreachable and the second freeing what the wheel kept for the Ticker
+// after the runtime has run the cleanup that takes it out of the wheel
+// (runtime.AddCleanup): about four objects per abandoned Ticker stay live
+// between them.
 type Ticker struct {
 	C <-chan time.Time // The channel on which the ticks are delivered.
 
@@ -42,8 +50,11 @@ type Ticker struct {
 // Unlike time.Ticker, a receiver that has left a tick waiting on C for a
 // time S may get the tick after it up to about S late (never early): while
 // C stays full the wheel looks at it less and less often, so that a Ticker
-// nobody receives from any more can be garbage collected (see
-// rearmTickerLocked). A receiver that keeps up never sees this.
+// nobody receives from any more can be garbage collected. After k ticks in
+// a row found C full, the wheel skips the next 2^k-1 ticks without looking
+// (2^20-1 at most), because each look holds C strongly for a moment, and a
+// look during every collection would keep an abandoned Ticker alive forever.
+// A receiver that keeps up never sees this.
 //
 // On a stopped wheel a Ticker never ticks; Stop and Reset are still safe.
 func (tw *TimingWheel) NewTicker(d time.Duration) *Ticker {
@@ -85,7 +96,9 @@ func (t *Ticker) Stop() {
 	// The wheel sends only with mu held, so the tick drained here is the
 	// last one: none can be prepared after it.
 	drain(t.C)
+	collector := e.detachCollectorLocked()
 	s.mu.Unlock()
+	stopCollector(collector, t.C)
 }
 
 // Reset stops a ticker and resets its period to the specified duration. The
@@ -111,6 +124,7 @@ func (t *Ticker) Reset(d time.Duration) {
 		s.noteDisarmed()
 	}
 	drain(t.C)
+	ct.weaken() // attaches the collector again after a Stop
 	ct.period, ct.next, e.drops = d, addDuration(now, d), 0
 	s.startLocked(e, tw.dueAt(ct.next), now)
 	s.mu.Unlock()

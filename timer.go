@@ -168,7 +168,9 @@ func (t *Timer) Stop() bool {
 	if t.C != nil && drain(t.C) {
 		stopped = true
 	}
+	collector := e.detachCollectorLocked()
 	s.mu.Unlock()
+	stopCollector(collector, t.C)
 	return stopped
 }
 

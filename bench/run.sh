@@ -140,30 +140,10 @@ fi
 	((${#failures[@]} == 0)) || printf 'failed: %s\n' "${failures[@]}"
 } >"$out/env.txt"
 
+# The report carries docs/bench/redis.md and timerd.md as its sections 10
+# and 11 (the distributed mode's comparison with asynq and timerd's load test
+# need Redis, so they are measured separately: bench/cmd/redisbench,
+# bench/timerd.sh) and writes the whole of docs/BENCHMARKS.md: append nothing
+# to it here.
 go run ./cmd/report -docs ../docs
-# The distributed mode's comparison with asynq needs a Redis server, so it is
-# measured separately (bench/cmd/redisbench; see docs/bench/redis.md) and
-# carried into the report as it stands.
-if [[ -f "$out/redis.md" ]]; then
-	{
-		echo
-		echo "## 10. Distributed mode: rediswheel and asynq on one Redis"
-		echo
-		echo "Measured separately from the sections above; from [bench/redis.md](bench/redis.md)."
-		echo
-		sed -e '1{/^# /d}' -e 's/^## /### /' "$out/redis.md"
-	} >>../docs/BENCHMARKS.md
-fi
-# timerd's load test needs Redis and a timerd process: measured separately too
-# (bench/timerd.sh; see docs/bench/timerd.md).
-if [[ -f "$out/timerd.md" ]]; then
-	{
-		echo
-		echo "## 11. timerd: the delayed-task service under load"
-		echo
-		echo "Measured separately from the sections above; from [bench/timerd.md](bench/timerd.md)."
-		echo
-		sed -e '1{/^# /d}' -e 's/^## /### /' "$out/timerd.md"
-	} >>../docs/BENCHMARKS.md
-fi
 echo "wrote docs/BENCHMARKS.md in $(($(date +%s) - start)) s" >&2

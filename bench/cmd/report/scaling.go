@@ -45,7 +45,8 @@ func (r *report) scalingSection(b *md) {
 	b.p("held by another goroutine (`Stats.Collisions`), and **wait ns/op**, the time goroutines spent")
 	b.p("blocked on any lock (the runtime's own included; `/sync/mutex/wait/total:seconds`), per")
 	b.p("operation. The root package's `BenchmarkParallelAfterFuncStop`, 1M timers pending, medians;")
-	b.p("`-cpu` sets GOMAXPROCS, and the wheel makes four shards per P.")
+	b.p("`-cpu` sets GOMAXPROCS, and the wheel makes 4×GOMAXPROCS shards (rounded up to a power of two,")
+	b.p("at most 1024).")
 	b.p("")
 	var rows [][]string
 	for _, perP := range []string{"1", "64"} {

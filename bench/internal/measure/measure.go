@@ -157,5 +157,5 @@ func MaxRSS() (bytes int64) {
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		panic("measure: getrusage: " + err.Error())
 	}
-	return ru.Maxrss << 10 // kilobytes on Linux
+	return int64(ru.Maxrss) << 10 // kilobytes on Linux (an int32 on 386)
 }
