@@ -224,7 +224,6 @@ func (s *shard) flush(b *bucket, limit int, ready *[]func()) (n int, done bool) 
 	if s.stopped {
 		return 0, true
 	}
-	b.expiration = noExpiration // out of the queue for good
 	for ; n < limit && !b.empty(); n++ {
 		t := b.take()
 		if !s.insertLocked(t) {
