@@ -125,7 +125,9 @@ func TestStoppedTimersHoldNoMemory(t *testing.T) {
 		{"1ms tick, 2^20 slots, 500k timers", time.Millisecond, 1 << 20, 500_000,
 			func(r *rand.Rand) time.Duration { return time.Duration(1+r.Int64N(1<<20)) * time.Millisecond }},
 		{"1ns tick, 512 slots, 200k timers of 1h to 50y", time.Nanosecond, 512, 200_000,
-			func(r *rand.Rand) time.Duration { return time.Hour + time.Duration(r.Int64N(int64(50*365*24*time.Hour))) }},
+			func(r *rand.Rand) time.Duration {
+				return time.Hour + time.Duration(r.Int64N(int64(50*365*24*time.Hour)))
+			}},
 		{"1ns tick, 2^20 slots, one timer of 100y", time.Nanosecond, 1 << 20, 1,
 			func(*rand.Rand) time.Duration { return 100 * 365 * 24 * time.Hour }},
 	} {
