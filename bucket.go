@@ -112,6 +112,9 @@ func (t *Timer) unlink() {
 	b.timers[end] = nil
 	b.timers = b.timers[:end]
 	t.bucket = nil
+	if t.due == b.expiration {
+		b.retarget()
+	}
 	switch {
 	case b.empty():
 		b.reset()
@@ -133,6 +136,37 @@ func (t *Timer) unlink() {
 		b.timers = append(make([]*Timer, 0, 2*len(old)), old...)
 		clear(old)
 		b.shard.offerSpare(old[:0])
+	}
+}
+
+// retargetMax is the most timers a bucket may hold for retarget to look at
+// them: a bucket's expiration is the earliest due tick of the timers put in
+// it (see insertLocked), and when the timer that set it leaves, a small
+// bucket moves its expiration on to the earliest of the others, so that the
+// poller does not wake at a tick where nothing is due. A big bucket keeps
+// the stale, early expiration: scanning it at every Stop would cost O(n) a
+// Stop when timers are stopped in the order they are due (as a server's
+// request deadlines are), and the one early wake-up is shared by all of its
+// timers.
+const retargetMax = 32
+
+// retarget moves b's expiration on to the earliest due tick of its timers,
+// after the timer due at the expiration left or was moved later, if b is
+// queued, on a coarse level (on level 0 every timer of a bucket is due at
+// its expiration) and holds at most retargetMax timers.
+func (b *bucket) retarget() {
+	n := len(b.timers) - b.taken
+	if b.level == 0 || b.expiration == noExpiration || n == 0 || n > retargetMax {
+		return
+	}
+	first := int64(never)
+	for _, t := range b.timers[b.taken:] {
+		first = min(first, t.due)
+	}
+	if first > b.expiration {
+		b.expiration = first
+		w := b.shard.wheel
+		w.queue.Offer(b, w.startOf(first)) // moves it
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -166,4 +167,78 @@ func ExampleTimer_Stop_releases() {
 	t.Stop()
 	fmt.Println(tw.Len(), tw.Stats().Levels)
 	// Output: 0 0
+}
+
+// TestWakeupsOnlyForFires arms timers over levels 0 to 2 of a 64-slot wheel,
+// stops nine in ten of them at random times before they are due, and
+// advances the clock one tick at a time, waiting at each tick for the fires
+// due there: the poller wakes at most once per tick in which some timer
+// fired (plus 1%): not for buckets emptied by Stop, not to cascade a coarse
+// bucket before its first timer is due, and not, for a small bucket, at the
+// tick of a timer that was stopped. Every fire is checked not to be early.
+func TestWakeupsOnlyForFires(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
+			clock := NewFakeClock(time.Unix(1_000_000, 0))
+			tw, err := New(time.Millisecond, 64, WithClock(clock))
+			require.NoError(t, err)
+			defer tw.Stop()
+			r := rand.New(rand.NewPCG(seed, 11))
+			const n, ticks = 3000, 9000 // levels 0 to 2: up to 8 s
+			type armed struct {
+				timer *Timer
+				due   int64 // the tick it is due at: deadlines are whole ticks here
+				stop  int64 // the tick before which it is stopped, or -1
+			}
+			var fired, early atomic.Int64
+			start := clock.Now()
+			timers := make([]armed, n)
+			byStop := map[int64][]int{}
+			for i := range timers {
+				d := time.Duration(1+r.Int64N(ticks-1000)) * time.Millisecond
+				deadline := start.Add(d)
+				a := armed{due: int64(d / time.Millisecond), stop: -1}
+				a.timer = tw.AfterFunc(d, func() {
+					if clock.Now().Before(deadline) {
+						early.Add(1)
+					}
+					fired.Add(1)
+				})
+				if r.IntN(10) != 0 {
+					a.stop = r.Int64N(a.due) // before it is due
+					byStop[a.stop] = append(byStop[a.stop], i)
+				}
+				timers[i] = a
+			}
+			fireTicks := map[int64]int{} // tick: timers that fire there
+			for _, a := range timers {
+				if a.stop < 0 {
+					fireTicks[a.due]++
+				}
+			}
+			var want int64
+			for tick := int64(0); tick < ticks; tick++ {
+				for _, i := range byStop[tick] {
+					require.True(t, timers[i].timer.Stop(), "timer %d fired before its stop", i)
+				}
+				if tick > 0 {
+					clock.Advance(time.Millisecond)
+				}
+				want += int64(fireTicks[tick])
+				deadline := time.Now().Add(30 * time.Second)
+				for fired.Load() < want || !tw.idle() {
+					if time.Now().After(deadline) {
+						t.Fatalf("tick %d: %d of %d timers fired within 30 s (idle: %v)", tick, fired.Load(), want, tw.idle())
+					}
+					time.Sleep(20 * time.Microsecond)
+				}
+			}
+			require.Equal(t, want, fired.Load(), "fires")
+			require.Zero(t, early.Load(), "timers fired early")
+			wakeups := tw.Stats().Wakeups
+			t.Logf("%d timers, %d fired in %d distinct ticks, %d wake-ups", n, want, len(fireTicks), wakeups)
+			require.LessOrEqual(t, wakeups, uint64(len(fireTicks)+len(fireTicks)/100),
+				"the poller woke more often than there were ticks with a fire")
+		})
+	}
 }
