@@ -38,7 +38,8 @@
 // another, which keeps the garbage collector's marking of a million pending
 // timers parallel. Time is integer ticks on the monotonic clock.
 //
-// The levels are split into shards, four per P, each with its own lock: a
+// The levels are split into shards, 4×GOMAXPROCS of them (rounded up to a
+// power of two, at most 1024), each with its own lock: a
 // timer goes to the shard its P uses (found by the P's id, and changed only
 // when the P finds that shard's lock held), as the runtime keeps timers per
 // P, so Ps do not share locks or cache lines; adds, stops and the
@@ -144,8 +145,8 @@
 // pointers per shard, and buckets are made and released as they are used.
 //
 // Share one wheel per process, as Netty advises for its HashedWheelTimer: a
-// wheel has its own poller goroutine, runtime alarm, delay queue and four
-// shards per P, and all timers due in one tick of a shard share one bucket,
+// wheel has its own poller goroutine, runtime alarm, delay queue and
+// 4×GOMAXPROCS shards, and all timers due in one tick of a shard share one bucket,
 // however many there are. A wheel per connection or per request multiplies
 // all of that and batches nothing. The package-level functions use one
 // default wheel (1 ms, 512); make your own only to choose another tick, a

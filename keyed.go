@@ -86,7 +86,7 @@ func NewKeyed[K comparable](tw *TimingWheel) *Keyed[K] {
 	if tw == nil {
 		panic("timingwheel: NewKeyed called with nil TimingWheel")
 	}
-	// As many shards as the wheel has (four per P): keys pick their shard
+	// As many shards as the wheel has (4×GOMAXPROCS, see numShards): keys pick their shard
 	// by hash, not by P, so two calls running at once share one about once
 	// in 4×GOMAXPROCS. Not tuned further: the two cores we measure on show
 	// the sharding at all (BenchmarkKeyed, 64 goroutines per P, 100k keys,

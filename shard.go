@@ -50,8 +50,8 @@ type shard struct {
 	_ [64]byte
 }
 
-// numShards returns how many shards a wheel gets: four per P, as a power of
-// two. A P keeps its shard (see lockShard), so the extra shards are used only when
+// numShards returns how many shards a wheel gets: 4×GOMAXPROCS when the
+// wheel is made, rounded up to a power of two, at most maxShards. A P keeps its shard (see lockShard), so the extra shards are used only when
 // a P loses its shard to another; they make it unlikely that two Ps then
 // share one.
 func numShards() int {

@@ -12,8 +12,8 @@ import (
 // The duration is an hour, so nothing fires: each iteration is one arming and
 // one Stop that stopped it, which the wheel's counters confirm.
 //
-// A wheel Ticker is its channel, the node the wheel keeps (104 bytes in a
-// 112-byte size class: a channel Timer's node plus period and next tick) and
+// A wheel Ticker is its channel, the node the wheel keeps (120 bytes in a
+// 128-byte size class: a channel Timer's node plus period and next tick) and
 // a 16-byte Ticker; a channel Timer has the same channel and node, and a
 // 48-byte Timer instead. d is an hour, beyond strongHorizon, so both pay for
 // the weak pointer and the cleanup; op=NewTimer100ms is a channel Timer
