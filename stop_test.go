@@ -57,18 +57,27 @@ func stopFromCallbackWhileAnotherStopWaits(t *testing.T, opts []Option) {
 		time.Sleep(time.Millisecond) // the outside Stop must wait for this too
 		callbackDone.Store(true)
 	})
+	queuedStarted := make(chan struct{})
 	if tw.exec.mode == execPool {
-		// Queued behind the stopping callback on a pool of two: a Stop
-		// from outside waits for it.
+		// Handed to the pool's other worker beside the stopping callback:
+		// a Stop from outside waits for it. (The two timers may be in two
+		// shards' buckets, flushed one after the other, so the outside
+		// Stops begin only once this one runs: a timer still in its bucket
+		// when the wheel stops is dropped, not waited for.)
 		tw.AfterFunc(time.Millisecond, func() {
+			close(queuedStarted)
 			<-callbackStopped
 			queuedRan.Store(true)
 		})
+	} else {
+		close(queuedStarted)
 	}
-	select {
-	case <-running:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the callback did not run within 30s")
+	for _, c := range []chan struct{}{running, queuedStarted} {
+		select {
+		case <-c:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the callbacks did not run within 30s")
+		}
 	}
 	var wg sync.WaitGroup
 	returned := make(chan struct{})
