@@ -208,7 +208,7 @@ func (r *runner) poll(ctx context.Context) error {
 		}
 		var (
 			full, failed bool
-			wakeAt       = time.Now().Add(maxSleep)
+			wakeAt       = time.Now().Add(q.maxSleep)
 			redisNow     int64     // Redis time of the last claim reply, ms
 			redisAt      time.Time // local time that reply arrived
 		)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
@@ -22,7 +23,23 @@ import (
 func TestMain(m *testing.M) {
 	// go-redis keeps probing a refused address once a second, even past
 	// Close, until its next wake-up: the client's goroutine, not ours.
+	redis.SetLogger(testRedisLogger{})
 	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9/internal/pool.(*ConnPool).tryDial"))
+}
+
+// testRedisLogger is go-redis's logger in these tests. It drops the pool's
+// "failed to dial" lines: tests dial closed ports and restart servers on
+// purpose, which printed hundreds of them, and every failed dial also
+// reaches the caller as an error, where a test that cares checks it. Any
+// other line goes to stderr, marked as go-redis's.
+type testRedisLogger struct{}
+
+func (testRedisLogger) Printf(_ context.Context, format string, v ...any) {
+	line := fmt.Sprintf(format, v...)
+	if strings.Contains(line, "failed to dial") {
+		return
+	}
+	fmt.Fprintln(os.Stderr, "go-redis log:", line)
 }
 
 func envOrSkip(t testing.TB, name string) string {
