@@ -176,7 +176,7 @@ return 1`, nil).Err()
 		}()
 		time.Sleep(time.Duration(try) * 50 * time.Millisecond) // let the busy script start first
 		got, err := qi.claim(ctx, 0, 1, MinLease)
-		wg.Wait()
+		awaitDone(t, "the busy script", wg.Wait)
 		if err != nil {
 			lost = true
 			break

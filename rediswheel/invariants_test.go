@@ -178,7 +178,7 @@ func TestInvariantsUnderRaces(t *testing.T) {
 				time.Sleep(time.Millisecond)
 			}
 			stopRun()
-			wg.Wait()
+			awaitDone(t, "the workload goroutines", wg.Wait)
 			require.NotZero(t, ran.Load(), "no handler ran")
 			checkInvariants(t, q)
 			// Drain: everything left ends somewhere final.

@@ -44,7 +44,7 @@ func TestMuxRoutes(t *testing.T) {
 	payload, err := encodeHTTPTask("hook-1", HTTPTask{URL: srv.URL + "/hook", Method: "POST"})
 	require.NoError(t, err)
 	require.NoError(t, m.Handler(ctx, Task{Key: "hook-1", Type: HTTPTaskType, Payload: payload, Attempt: 2}))
-	r := <-seen
+	r := await(t, seen, "the HTTP request")
 	assert.Equal(t, "/hook", r.URL.Path)
 	assert.Equal(t, "hook-1", r.Header.Get(HeaderIdempotencyKey))
 	assert.Equal(t, "2", r.Header.Get(HeaderAttempt), "the task reaches the handler as it came")
@@ -124,7 +124,7 @@ func TestMuxConcurrentHandle(t *testing.T) {
 			}
 		}
 	}()
-	wg.Wait()
+	awaitDone(t, "the adders", wg.Wait)
 	for i := range types {
 		assert.NoError(t, m.Handler(context.Background(), Task{Type: fmt.Sprint("t", i)}))
 	}

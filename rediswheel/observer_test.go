@@ -121,7 +121,7 @@ func TestObserverSeesEveryDelivery(t *testing.T) {
 	// clock it started at least that late, less a millisecond: Add rounds a
 	// due time up, Redis's clock reads rounded down.
 	assert.GreaterOrEqual(t, lateness["ok"], 2*time.Second-time.Millisecond)
-	assert.Less(t, lateness["bad"], lateness["ok"])
+	assert.GreaterOrEqual(t, lateness["bad"], time.Duration(0), "never early")
 
 	outcomes := map[string][]string{}
 	for _, f := range ev.finished {

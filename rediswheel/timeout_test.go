@@ -47,9 +47,9 @@ func TestHandlerTimeoutSettlesAHandlerThatIgnoresIt(t *testing.T) {
 	t.Cleanup(release) // before run's cleanup, which waits for the handlers
 
 	eventually(t, 10*time.Second, "the second attempt", func() bool { return rec.count() == 2 })
-	assert.ErrorIs(t, <-causes, ErrHandlerTimeout)
+	assert.ErrorIs(t, await(t, causes, "the handler's cancellation"), ErrHandlerTimeout)
 	eventually(t, 10*time.Second, "the task to die", func() bool { return totals(t, q) == ShardStats{Dead: 1} })
-	assert.ErrorIs(t, <-causes, ErrHandlerTimeout)
+	assert.ErrorIs(t, await(t, causes, "the handler's cancellation"), ErrHandlerTimeout)
 	dead, err := q.Dead(ctx, 10)
 	require.NoError(t, err)
 	require.Len(t, dead, 1)
@@ -133,7 +133,7 @@ func TestHandlerTimeoutNotHit(t *testing.T) {
 	ok, err := q.Cancel(ctx, "slow")
 	require.NoError(t, err)
 	require.True(t, ok)
-	assert.ErrorIs(t, <-causes, ErrCanceled)
+	assert.ErrorIs(t, await(t, causes, "the handler's cancellation"), ErrCanceled)
 	eventually(t, 10*time.Second, "the cancelled task to go", func() bool { return leftovers(t, q) == 0 })
 }
 

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -67,6 +68,35 @@ func cluster(t testing.TB) *redis.ClusterClient {
 	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// patience bounds every wait of a test on something that should happen soon:
+// generous, so that a loaded machine never trips it, and finite, so that a
+// broken feature fails the test with a message instead of hanging it.
+const patience = 30 * time.Second
+
+// await receives from ch, failing t if nothing comes within patience.
+func await[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(patience):
+		t.Fatalf("timed out after %v waiting for %s", patience, what)
+		panic("unreachable")
+	}
+}
+
+// awaitDone calls wait (a WaitGroup's Wait, say) and fails t if it has not
+// returned within patience.
+func awaitDone(t testing.TB, what string, wait func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		wait()
+		close(done)
+	}()
+	await(t, done, what)
 }
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
