@@ -213,7 +213,7 @@ func TestGetTellsRetryingFromScheduled(t *testing.T) {
 	cl, err = q.claim(ctx, 0, 1, MinLease)
 	require.NoError(t, err)
 	require.Len(t, cl.tasks, 1)
-	eventually(t, 10*time.Second, "the lease to run out", func() bool {
+	eventually(t, patience, "the lease to run out", func() bool {
 		return redisTime(t, q.client).After(time.UnixMilli(cl.now).Add(MinLease))
 	})
 	_, err = q.claim(ctx, 0, 0, time.Minute) // reaps, leases nothing

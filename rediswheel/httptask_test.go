@@ -441,7 +441,7 @@ func TestHTTPHandlerQueue(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, added)
 
-	eventually(t, 15*time.Second, "flaky done and gone dead", func() bool {
+	eventually(t, patience, "flaky done and gone dead", func() bool {
 		s := totals(t, q)
 		return s.Due == 0 && s.Scheduled == 0 && s.InFlight == 0 && s.Dead == 1
 	})

@@ -183,7 +183,7 @@ func TestInvariantsUnderRaces(t *testing.T) {
 			checkInvariants(t, q)
 			// Drain: everything left ends somewhere final.
 			stop := run(t, q, func(context.Context, Task) error { return nil })
-			eventually(t, 20*time.Second, "drained", func() bool {
+			eventually(t, patience, "drained", func() bool {
 				s := totals(t, q)
 				return s.Due == 0 && s.Scheduled == 0 && s.InFlight == 0
 			})

@@ -148,7 +148,7 @@ func TestMuxRun(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, added)
 	}
-	eventually(t, 15*time.Second, "the untyped tasks dead", func() bool { return totals(t, q).Dead == n })
+	eventually(t, patience, "the untyped tasks dead", func() bool { return totals(t, q).Dead == n })
 	dead, err := q.Dead(ctx, 2*n)
 	require.NoError(t, err)
 	require.Len(t, dead, n)
@@ -164,7 +164,7 @@ func TestMuxRun(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, ok)
 	}
-	eventually(t, 15*time.Second, "the requeued tasks done", func() bool { return untyped.count() == n && totals(t, q) == ShardStats{} })
+	eventually(t, patience, "the requeued tasks done", func() bool { return untyped.count() == n && totals(t, q) == ShardStats{} })
 	stop()
 
 	got := map[string]string{}
@@ -226,7 +226,7 @@ func TestMuxRoutesHTTPAndGoTasks(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, added)
 
-	eventually(t, 15*time.Second, "both tasks done", func() bool {
+	eventually(t, patience, "both tasks done", func() bool {
 		_, called := hits.Load("hook")
 		return called && emails.count() == 1 && totals(t, q) == ShardStats{}
 	})

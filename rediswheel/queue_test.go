@@ -149,14 +149,14 @@ func TestCancelIsFinalAndReAddFiresOnce(t *testing.T) {
 
 	var rec recorder
 	run(t, q, rec.handle)
-	eventually(t, 5*time.Second, "the re-added task", func() bool { return rec.count() >= 1 })
+	eventually(t, patience, "the re-added task", func() bool { return rec.count() >= 1 })
 	time.Sleep(700 * time.Millisecond) // room for a double fire
 	got := rec.tasks()
 	require.Len(t, got, 1, "the re-added key fires once; the cancelled one never")
 	assert.Equal(t, "k", got[0].Key)
 	assert.Equal(t, "new", string(got[0].Payload))
 	assert.Equal(t, 1, got[0].Attempt)
-	eventually(t, 2*time.Second, "the ack", func() bool { return leftovers(t, q) == 0 })
+	eventually(t, patience, "the ack", func() bool { return leftovers(t, q) == 0 })
 }
 
 func TestReplace(t *testing.T) {
@@ -188,7 +188,7 @@ func TestReplace(t *testing.T) {
 	got := rec.tasks()
 	require.Len(t, got, 1)
 	assert.Equal(t, "v2", string(got[0].Payload))
-	eventually(t, 2*time.Second, "the ack", func() bool { return totals(t, q) == ShardStats{Scheduled: 1} })
+	eventually(t, patience, "the ack", func() bool { return totals(t, q) == ShardStats{Scheduled: 1} })
 }
 
 func TestAddAfterUsesTheRedisClock(t *testing.T) {

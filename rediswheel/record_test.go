@@ -160,5 +160,5 @@ func TestAddBeforeYearMinus292MillionIsDueAtOnce(t *testing.T) {
 	}
 	rec := &recorder{}
 	run(t, q, rec.handle)
-	eventually(t, 10*time.Second, "both tasks delivered", func() bool { return rec.count() == 2 })
+	eventually(t, patience, "both tasks delivered", func() bool { return rec.count() == 2 })
 }

@@ -155,7 +155,7 @@ func TestRetentionIsTrimmed(t *testing.T) {
 		}
 		require.Equal(t, int64(3), c.ZCard(ctx, q.keys[0][5]).Val())
 		start := redisTime(t, c)
-		eventually(t, 10*time.Second, "the retention to end by the Redis clock", func() bool {
+		eventually(t, patience, "the retention to end by the Redis clock", func() bool {
 			return redisTime(t, c).Sub(start) > 100*time.Millisecond
 		})
 		// The next settle trims them: every trace goes.

@@ -72,7 +72,7 @@ func TestShutdownGraceLetsHandlersFinish(t *testing.T) {
 
 	var rec recorder
 	run(t, q, rec.handle)
-	eventually(t, 10*time.Second, "b", func() bool { return leftovers(t, q) == 0 })
+	eventually(t, patience, "b", func() bool { return leftovers(t, q) == 0 })
 	time.Sleep(100 * time.Millisecond)
 	require.Len(t, rec.tasks(), 1)
 	assert.Equal(t, "b", rec.tasks()[0].Key, "a was delivered again")

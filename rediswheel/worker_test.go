@@ -111,7 +111,7 @@ func TestNeverEarly(t *testing.T) {
 		mu.Unlock()
 		return nil
 	})
-	eventually(t, 10*time.Second, "every task", func() bool {
+	eventually(t, patience, "every task", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(got) == n
@@ -155,7 +155,7 @@ func TestRetriesBackOffThenDeadThenRequeue(t *testing.T) {
 	})
 
 	var dead []DeadTask
-	eventually(t, 5*time.Second, "the dead task", func() bool {
+	eventually(t, patience, "the dead task", func() bool {
 		dead, err = q.Dead(ctx, 10)
 		require.NoError(t, err)
 		return len(dead) == 1
@@ -182,7 +182,7 @@ func TestRetriesBackOffThenDeadThenRequeue(t *testing.T) {
 	ok, err := q.Requeue(ctx, "k")
 	require.NoError(t, err)
 	assert.True(t, ok)
-	eventually(t, 5*time.Second, "the requeued task", func() bool { return leftovers(t, q) == 0 })
+	eventually(t, patience, "the requeued task", func() bool { return leftovers(t, q) == 0 })
 	mu.Lock()
 	assert.Equal(t, []int{1, 2, 3, 1}, attempts, "a requeued task starts its attempts over")
 	mu.Unlock()
@@ -212,7 +212,7 @@ func TestPermanentErrorAndPanic(t *testing.T) {
 	require.NoError(t, err)
 
 	var dead []DeadTask
-	eventually(t, 5*time.Second, "two dead tasks", func() bool {
+	eventually(t, patience, "two dead tasks", func() bool {
 		dead, err = q.Dead(ctx, 10)
 		require.NoError(t, err)
 		return len(dead) == 2
@@ -304,7 +304,7 @@ func TestHeartbeatKeepsSlowHandlerLease(t *testing.T) {
 	run(t, q2, rec.handle)
 	_, err := q1.Add(context.Background(), "slow", nil, time.Now())
 	require.NoError(t, err)
-	eventually(t, 10*time.Second, "the slow task to finish", func() bool { return rec.count() >= 1 && leftovers(t, q1) == 0 })
+	eventually(t, patience, "the slow task to finish", func() bool { return rec.count() >= 1 && leftovers(t, q1) == 0 })
 	assert.Equal(t, 1, rec.count(), "the task was delivered again while its handler ran")
 }
 
@@ -327,7 +327,7 @@ func TestCancelInFlight(t *testing.T) {
 	run(t, q, rec.handle)
 	_, err := q.Add(ctx, "k", []byte("old"), time.Now())
 	require.NoError(t, err)
-	eventually(t, 5*time.Second, "the delivery", func() bool { return rec.count() == 1 })
+	eventually(t, patience, "the delivery", func() bool { return rec.count() == 1 })
 
 	ok, err := q.Cancel(ctx, "k")
 	require.NoError(t, err)
@@ -335,17 +335,17 @@ func TestCancelInFlight(t *testing.T) {
 	select {
 	case cause := <-causes:
 		assert.ErrorIs(t, cause, ErrCanceled)
-	case <-time.After(5 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("the handler's context was not cancelled")
 	}
-	eventually(t, 5*time.Second, "the cancelled task to go", func() bool { return leftovers(t, q) == 0 })
+	eventually(t, patience, "the cancelled task to go", func() bool { return leftovers(t, q) == 0 })
 	time.Sleep(300 * time.Millisecond)
 	assert.Equal(t, 1, rec.count(), "a cancelled task is never retried")
 
 	added, err := q.Add(ctx, "k", []byte("new"), time.Now())
 	require.NoError(t, err)
 	assert.True(t, added)
-	eventually(t, 5*time.Second, "the new task", func() bool { return rec.count() == 2 && leftovers(t, q) == 0 })
+	eventually(t, patience, "the new task", func() bool { return rec.count() == 2 && leftovers(t, q) == 0 })
 }
 
 // Run claims no more tasks than it has free handlers, so a busy worker
@@ -372,7 +372,7 @@ func TestClaimsOnlyFreeSlots(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 		return nil
 	})
-	eventually(t, 10*time.Second, "every task", func() bool {
+	eventually(t, patience, "every task", func() bool {
 		s := totals(t, q)
 		peakInFlight.Store(max(peakInFlight.Load(), s.InFlight))
 		return leftovers(t, q) == 0
@@ -408,7 +408,7 @@ func TestRunStopsAndReleases(t *testing.T) {
 
 	var rec recorder
 	run(t, q, rec.handle)
-	eventually(t, 5*time.Second, "the released task", func() bool { return rec.count() == 1 })
+	eventually(t, patience, "the released task", func() bool { return rec.count() == 1 })
 	assert.Equal(t, 1, rec.tasks()[0].Attempt, "a release does not count as an attempt")
 }
 
@@ -481,7 +481,7 @@ func TestLostLeaseCancelsHandler(t *testing.T) {
 	select {
 	case cause := <-causes:
 		assert.ErrorIs(t, cause, ErrLeaseLost)
-	case <-time.After(5 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("the handler was not told")
 	}
 	time.Sleep(100 * time.Millisecond)
