@@ -524,8 +524,10 @@ func TestShortBackoffRetriesPromptly(t *testing.T) {
 }
 
 // A Replace or Requeue through the worker's own Queue that makes a task due
-// sooner than the worker knows wakes it, as an Add does.
-func TestReplaceAndRequeueWakeTheWorker(t *testing.T) {
+// sooner than the worker knows wakes it, as an Add does, and so does a
+// Resume of a paused namespace with due tasks (Reschedule:
+// TestRescheduleWakesTheWorker).
+func TestReplaceRequeueAndResumeWakeTheWorker(t *testing.T) {
 	c := standalone(t)
 	q := newQueue(t, c, Options{MaxAttempts: 1})
 	// An hour: a task the poller was not woken for would not come within patience.
@@ -553,6 +555,12 @@ func TestReplaceAndRequeueWakeTheWorker(t *testing.T) {
 			}
 			return err
 		}},
+		{"Resume", func() {
+			eventually(t, patience, "the dead task", func() bool { return totals(t, q).Dead == 1 })
+			require.NoError(t, q.Pause(ctx))
+			_, err := q.Add(ctx, "while paused", nil, time.Now())
+			require.NoError(t, err)
+		}, func() error { return q.Resume(ctx) }},
 	} {
 		op.prepare()
 		eventually(t, patience, "the poller to sleep", func() bool { return asleep(q) })
