@@ -110,8 +110,9 @@ func TestRescheduleScriptRejectsBadTime(t *testing.T) {
 
 // Rescheduling a task to now wakes this Queue's sleeping Run, as Add does.
 func TestRescheduleWakesTheWorker(t *testing.T) {
-	q := newQueue(t, standalone(t), Options{})
-	// An hour: a task the poller was not woken for would not come within patience.
+	q := newQueue(t, standalone(t), Options{Lease: time.Hour})
+	// An hour (and leases of an hour, whose end also wakes the poller): a task
+	// the poller was not woken for would not come within patience.
 	q.maxSleep = time.Hour
 	ctx := context.Background()
 	_, err := q.Add(ctx, "k", nil, time.Now().Add(time.Hour))

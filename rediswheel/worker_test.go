@@ -19,11 +19,12 @@ import (
 
 // The poller never waits out its idle sleep (maxSleep) for work it can know
 // of: a past-due backlog, an Add through its own Queue. The test makes that
-// sleep an hour, so a missing wake-up shows as a delivery that does not come
-// within patience (a loaded machine only adds seconds).
+// sleep (and its leases) an hour, so a missing wake-up shows as a delivery
+// that does not come within patience (a loaded machine only adds seconds).
 func TestPastDueFiresAtOnce(t *testing.T) {
 	c := standalone(t)
-	q := newQueue(t, c, Options{})
+	// Leases of an hour too: the poller also wakes when the earliest lease ends.
+	q := newQueue(t, c, Options{Lease: time.Hour})
 	q.maxSleep = time.Hour
 	ctx := context.Background()
 
@@ -493,8 +494,9 @@ func TestLostLeaseCancelsHandler(t *testing.T) {
 func TestShortBackoffRetriesPromptly(t *testing.T) {
 	c := standalone(t)
 	const backoff = 20 * time.Millisecond
-	q := newQueue(t, c, Options{Backoff: func(int) time.Duration { return backoff }})
-	// An hour: a retry that waited out the idle sleep would not come within patience.
+	q := newQueue(t, c, Options{Lease: time.Hour, Backoff: func(int) time.Duration { return backoff }})
+	// An hour (and leases of an hour, whose end also wakes the poller): a
+	// retry that waited out the idle sleep would not come within patience.
 	q.maxSleep = time.Hour
 	ctx := context.Background()
 	var mu sync.Mutex
@@ -529,8 +531,9 @@ func TestShortBackoffRetriesPromptly(t *testing.T) {
 // TestRescheduleWakesTheWorker).
 func TestReplaceRequeueAndResumeWakeTheWorker(t *testing.T) {
 	c := standalone(t)
-	q := newQueue(t, c, Options{MaxAttempts: 1})
-	// An hour: a task the poller was not woken for would not come within patience.
+	q := newQueue(t, c, Options{MaxAttempts: 1, Lease: time.Hour})
+	// An hour (and leases of an hour, whose end also wakes the poller): a task
+	// the poller was not woken for would not come within patience.
 	q.maxSleep = time.Hour
 	ctx := context.Background()
 	_, err := q.Add(ctx, "k", nil, time.Now().Add(time.Hour))
@@ -558,7 +561,9 @@ func TestReplaceRequeueAndResumeWakeTheWorker(t *testing.T) {
 		{"Resume", func() {
 			eventually(t, patience, "the dead task", func() bool { return totals(t, q).Dead == 1 })
 			require.NoError(t, q.Pause(ctx))
-			_, err := q.Add(ctx, "while paused", nil, time.Now())
+			// Added by another process, which does not wake this one's poller.
+			other := newQueue(t, c, Options{Namespace: q.opts.Namespace})
+			_, err := other.Add(ctx, "while paused", nil, time.Now())
 			require.NoError(t, err)
 		}, func() error { return q.Resume(ctx) }},
 	} {
