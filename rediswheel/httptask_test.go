@@ -259,10 +259,17 @@ func TestHTTPHandlerRequest(t *testing.T) {
 }
 
 func TestHTTPHandlerTimeout(t *testing.T) {
+	quit := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		<-r.Context().Done() // never answers; returns once the client gives up
+		// Never answers; returns once the client gives up, or, should a
+		// timeout be broken, when the test ends, so that Close does not wait.
+		select {
+		case <-r.Context().Done():
+		case <-quit:
+		}
 	}))
 	defer srv.Close()
+	defer close(quit)
 
 	t.Run("task timeout", func(t *testing.T) {
 		err := sendHTTPTask(t, HTTPHandler(srv.Client()), "k", 1, HTTPTask{URL: srv.URL, Method: "GET", Timeout: 50 * time.Millisecond})
