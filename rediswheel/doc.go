@@ -203,9 +203,12 @@
 // add each time once, and the next time waits in Redis one period ahead,
 // surviving restarts of every worker. Times missed by under 2s run late; a
 // longer outage runs once, at the latest missed time. RemovePeriodic stops
-// the schedule and cancels the waiting time. With Options.Retention no time
-// runs twice; without it, only after a replica stalls for a whole period
-// mid-step, and that replica reports ErrPeriodicStalled.
+// the schedule and cancels the waiting time. A time runs twice only when a
+// replica stalls for about a whole period mid-step (or dies between adding
+// a time and moving the schedule past it, with no other replica stepping
+// meanwhile) after the time's task has finished and been forgotten: with
+// Options.Retention, not while the task is retained. A stalled replica
+// reports ErrPeriodicStalled.
 //
 // # Stopping a worker, timeouts and errors
 //
