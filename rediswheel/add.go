@@ -37,7 +37,9 @@ func (q *Queue) Add(ctx context.Context, key string, payload []byte, at time.Tim
 }
 
 // AddAfter is Add with a due time of delay after Redis's clock at the moment
-// the task is stored, so the caller's clock does not matter.
+// the task is stored, so the caller's clock does not matter. The due time is
+// rounded up to the millisecond, so the task is never due before that moment
+// plus delay, to the microsecond of Redis's clock.
 func (q *Queue) AddAfter(ctx context.Context, key string, payload []byte, delay time.Duration, opts ...TaskOption) (added bool, err error) {
 	status, err := q.add(ctx, addRequest{mode: addNX, base: baseRel, key: key, payload: payload, at: durationMilliCeil(delay)}, opts)
 	return status == addStored, err

@@ -95,7 +95,7 @@ func TestAddAcrossShardsStoresEachInItsShard(t *testing.T) {
 	for i, ok := range added {
 		assert.True(t, ok, items[i].Key)
 	}
-	wg.Wait()
+	awaitDone(t, "the adders", wg.Wait)
 	assert.False(t, q.adds.split.Load(), "a single server takes calls across shards")
 	for _, k := range keys {
 		sk := q.keys[q.shard(k)]

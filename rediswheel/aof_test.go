@@ -33,12 +33,12 @@ func TestAOFRestartKeepsAcknowledgedAdds(t *testing.T) {
 	cmd := exec.Command("sh", "-c", restart)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	require.NoError(t, cmd.Run(), "REDISWHEEL_AOF_RESTART failed")
-	eventually(t, 10*time.Second, "the server to answer", func() bool { return c.Ping(ctx).Err() == nil })
+	eventually(t, patience, "the server to answer", func() bool { return c.Ping(ctx).Err() == nil })
 	assert.Equal(t, ShardStats{Due: n}, totals(t, q), "acknowledged Adds lost in the restart")
 
 	var rec recorder
 	run(t, q, rec.handle)
-	eventually(t, 10*time.Second, "every task", func() bool { return leftovers(t, q) == 0 })
+	eventually(t, patience, "every task", func() bool { return leftovers(t, q) == 0 })
 	seen := map[string]string{}
 	for _, tk := range rec.tasks() {
 		seen[tk.Key] = string(tk.Payload)

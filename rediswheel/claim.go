@@ -39,7 +39,7 @@ const maxUnconfirmed = 3
 // claim leases up to limit due tasks of shard for lease, after reaping expired
 // leases there.
 func (q *Queue) claim(ctx context.Context, shard, limit int, lease time.Duration) (claimed, error) {
-	args := []any{limit, lease.Milliseconds(), q.opts.MaxAttempts, reapBatch, q.opts.MaxDead,
+	args := []any{limit, durationMilliCeil(lease), q.opts.MaxAttempts, reapBatch, q.opts.MaxDead,
 		q.opts.HistoryLen, q.opts.WorkerID, maxUnconfirmed, durationMilliCeil(q.opts.Retention)}
 	v, err := claimScript.Run(ctx, q.client, q.keys[shard], args...).Slice()
 	if err != nil {

@@ -27,7 +27,7 @@ func ctlField(t *testing.T, q *Queue, prefix, key string) string {
 func claimKey(t *testing.T, q *Queue, key string, lease time.Duration) *delivery {
 	t.Helper()
 	var got *delivery
-	eventually(t, 10*time.Second, "a claim of "+key, func() bool {
+	eventually(t, patience, "a claim of "+key, func() bool {
 		c, err := q.claim(context.Background(), q.shard(key), 1, lease)
 		require.NoError(t, err)
 		for _, d := range c.tasks {
@@ -92,7 +92,7 @@ func TestReapUsesTaskMaxAttempts(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []int64{1}, codes)
 
-	eventually(t, 10*time.Second, "the lease reaped", func() bool {
+	eventually(t, patience, "the lease reaped", func() bool {
 		_, err := q.claim(ctx, 0, 1, time.Minute)
 		require.NoError(t, err)
 		return totals(t, q).Dead == 1
@@ -120,7 +120,7 @@ func TestPausedShardLeasesNothing(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, c.HSet(ctx, q.keys[0][4], "#paused", 1).Err())
 
-	eventually(t, 10*time.Second, "the expired lease reaped while paused", func() bool {
+	eventually(t, patience, "the expired lease reaped while paused", func() bool {
 		got, err := q.claim(ctx, 0, 10, time.Minute)
 		require.NoError(t, err)
 		require.True(t, got.paused)
@@ -176,7 +176,7 @@ return 1`, nil).Err()
 		}()
 		time.Sleep(time.Duration(try) * 50 * time.Millisecond) // let the busy script start first
 		got, err := qi.claim(ctx, 0, 1, MinLease)
-		wg.Wait()
+		awaitDone(t, "the busy script", wg.Wait)
 		if err != nil {
 			lost = true
 			break
@@ -187,13 +187,13 @@ return 1`, nil).Err()
 		require.Equal(t, []settleCode{settleReleased}, res.codes)
 	}
 	require.True(t, lost, "the claim reply was never lost: this test tested nothing")
-	eventually(t, 10*time.Second, "the lost claim executed", func() bool { return totals(t, q).InFlight == 1 })
+	eventually(t, patience, "the lost claim executed", func() bool { return totals(t, q).InFlight == 1 })
 
 	rec := &recorder{}
 	run(t, q, rec.handle)
-	eventually(t, 10*time.Second, "the task delivered", func() bool { return rec.count() == 1 })
+	eventually(t, patience, "the task delivered", func() bool { return rec.count() == 1 })
 	assert.Equal(t, 1, rec.tasks()[0].Attempt, "the lost claim is not an attempt")
-	eventually(t, 10*time.Second, "the task finished", func() bool { return leftovers(t, q) == 0 })
+	eventually(t, patience, "the task finished", func() bool { return leftovers(t, q) == 0 })
 }
 
 // Unconfirmed claims are given back at most maxUnconfirmed times in a row:
@@ -216,7 +216,7 @@ func TestUnconfirmedClaimsAreBounded(t *testing.T) {
 		if claims <= maxUnconfirmed {
 			assert.Equal(t, 1, d.task.Attempt, "claim %d", claims)
 		}
-		eventually(t, 10*time.Second, "the lease reaped", func() bool {
+		eventually(t, patience, "the lease reaped", func() bool {
 			_, err := q.claim(ctx, 0, 0, time.Minute)
 			require.NoError(t, err)
 			return totals(t, q).InFlight == 0
@@ -237,7 +237,7 @@ func TestUnconfirmedClaimsAreBounded(t *testing.T) {
 		assert.Equal(t, i+1, d.task.Attempt)
 		_, err := q.extend(ctx, 0, []*delivery{d}, MinLease)
 		require.NoError(t, err)
-		eventually(t, 10*time.Second, "the lease reaped", func() bool {
+		eventually(t, patience, "the lease reaped", func() bool {
 			_, err := q.claim(ctx, 0, 0, time.Minute)
 			require.NoError(t, err)
 			return totals(t, q).InFlight == 0
@@ -259,7 +259,7 @@ func TestReapedCancelledTaskIsRetained(t *testing.T) {
 	ok, err := q.Cancel(ctx, "k")
 	require.NoError(t, err)
 	require.True(t, ok)
-	eventually(t, 10*time.Second, "the lease reaped", func() bool {
+	eventually(t, patience, "the lease reaped", func() bool {
 		_, err := q.claim(ctx, 0, 1, time.Minute)
 		require.NoError(t, err)
 		return totals(t, q).InFlight == 0
@@ -285,7 +285,7 @@ func TestCancelForgetsUnconfirmedCount(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, got.tasks, 1)
 	require.NoError(t, q.Pause(ctx)) // the reaper runs, nothing is leased again
-	eventually(t, 10*time.Second, "the lease reaped", func() bool {
+	eventually(t, patience, "the lease reaped", func() bool {
 		_, err := q.claim(ctx, 0, 1, MinLease)
 		require.NoError(t, err)
 		return totals(t, q) == ShardStats{Due: 1}

@@ -71,7 +71,7 @@ func TestCluster(t *testing.T) {
 	ok, err = q.Requeue(ctx, "bad")
 	require.NoError(t, err)
 	assert.True(t, ok)
-	eventually(t, 5*time.Second, "the requeued task", func() bool { return totals(t, q) == ShardStats{Scheduled: 2, Dead: 1} && rec.count() == n+2 })
+	eventually(t, patience, "the requeued task", func() bool { return totals(t, q) == ShardStats{Scheduled: 2, Dead: 1} && rec.count() == n+2 })
 	ok, err = q.Cancel(ctx, "bad")
 	require.NoError(t, err)
 	assert.True(t, ok)

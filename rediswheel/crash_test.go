@@ -98,7 +98,7 @@ func TestWorkerKilledMidBatch(t *testing.T) {
 	}
 	run(t, q, rec.handle)
 	eventually(t, 30*time.Second, "every task done", func() bool { return c.HLen(ctx, done).Val() == n })
-	eventually(t, 5*time.Second, "the namespace to empty", func() bool { return leftovers(t, q) == 0 })
+	eventually(t, patience, "the namespace to empty", func() bool { return leftovers(t, q) == 0 })
 
 	counts, err := c.HGetAll(ctx, done).Result()
 	require.NoError(t, err)

@@ -63,8 +63,9 @@
 // Not guaranteed: order between tasks due at the same time; exactly-once
 // (use the key to de-duplicate); prompt delivery of an earlier task added by
 // another process (an idle worker sleeps until the next due time it knows of,
-// at most a second; only an Add, Replace or Requeue through its own Queue,
-// or a retry it schedules itself, wakes it early);
+// at most a second; only a call through its own Queue that makes a task due
+// sooner — an Add in any form, Replace, Reschedule, Requeue or Resume — or a
+// retry it schedules itself, wakes it early);
 // anything at all when Redis evicts keys (see Operations).
 //
 // # Key layout
@@ -202,9 +203,12 @@
 // add each time once, and the next time waits in Redis one period ahead,
 // surviving restarts of every worker. Times missed by under 2s run late; a
 // longer outage runs once, at the latest missed time. RemovePeriodic stops
-// the schedule and cancels the waiting time. With Options.Retention no time
-// runs twice; without it, only after a replica stalls for a whole period
-// mid-step, and that replica reports ErrPeriodicStalled.
+// the schedule and cancels the waiting time. A time runs twice only when a
+// replica stalls for about a whole period mid-step (or dies between adding
+// a time and moving the schedule past it, with no other replica stepping
+// meanwhile) after the time's task has finished and been forgotten: with
+// Options.Retention, not while the task is retained. A stalled replica
+// reports ErrPeriodicStalled.
 //
 // # Stopping a worker, timeouts and errors
 //
@@ -241,18 +245,25 @@
 // does one HSETNX of the payload; per shard one ZADD of the due times and
 // one HSET of the task records. AddBatch sends up to 256 tasks per call.
 //
-// Measured against asynq on one Redis 7.0 on loopback, a 2-vCPU VM, medians
-// of 3 interleaved runs with every feature of this package in
-// (docs/bench/redis.md): 4.3× asynq's fires/s, lateness p99 4.9 ms for tasks
-// due over 10 s, no early fire; single Add from 16 goroutines 1.13× asynq's
-// adds/s at about 14 µs of Redis CPU per add, AddBatch 3.7× at about 7 µs,
-// so bulk producers should use AddBatch. Per-call Redis CPU, measured on a
-// loaded machine: a claim of 128 tasks about 1–1.2 ms (the task record and
-// the unconfirmed count made it about 40% dearer), a settle of 128 about
-// 0.5–0.7 ms more than before the history; Get about 15–25 µs above a PING;
-// a List page of 100 about 4 ms on 16 shards (TestInspectionCost). No script
-// does work that grows with the backlog (TestBacklogDrainsInBoundedScripts
-// drains a 100k backlog in bounded calls).
+// Measured against asynq on one Redis 7.0 on loopback, a 2-vCPU VM, with
+// every feature of this package in (docs/bench/redis.md, "Single Add: second
+// attempt": 7 interleaved runs on a quiet VM, load average 0.4–1.1): 3.68×
+// asynq's fires/s (median; 3.21–4.55 over the runs), lateness p99 3.7–5.1 ms
+// for tasks due over 10 s, no early fire; single Add from 16 goroutines 0.89×
+// asynq's adds/s (median; 0.76–1.00), at about 14 µs of Redis CPU per add,
+// the same as asynq's Enqueue. On a loaded VM the ratios came out higher
+// (single Add 1.13×, fires 4.34×, medians of 3 runs) because asynq slowed
+// more; quote the quiet figures. AddBatch (256 tasks a call) did 3.6–5.5×
+// asynq's single Enqueue on the loaded VM, and 84.9k–157k adds/s on the
+// quiet one, so bulk producers should use AddBatch.
+//
+// A claim of 128 tasks from a 100k backlog runs 12 Redis commands and its
+// ack 136, as from a backlog of 768 (TestBacklogDrainsInBoundedScripts
+// asserts the equality and drains the rest in calls of at most a batch);
+// Get runs 3 commands and a List page of 100 on 16 shards 332, on 10k tasks
+// as on 20k (TestInspectionCost). In Redis CPU, on a loaded 2-vCPU machine
+// (load average 9–10): a claim of 128 from a 100k backlog 1.1–1.2 ms, an ack
+// releasing them 1.0–1.2 ms (BenchmarkClaimBacklog, -benchtime 300x -count 3).
 //
 // # Operations
 //

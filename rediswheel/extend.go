@@ -72,7 +72,7 @@ const (
 // lua/extend.lua's: change both together.
 func (q *Queue) extend(ctx context.Context, shard int, ds []*delivery, lease time.Duration) ([]extendCode, error) {
 	args := make([]any, 0, 1+2*len(ds))
-	args = append(args, lease.Milliseconds())
+	args = append(args, durationMilliCeil(lease))
 	for _, d := range ds {
 		args = append(args, d.task.Key, d.token)
 	}

@@ -178,12 +178,12 @@ func TestInvariantsUnderRaces(t *testing.T) {
 				time.Sleep(time.Millisecond)
 			}
 			stopRun()
-			wg.Wait()
+			awaitDone(t, "the workload goroutines", wg.Wait)
 			require.NotZero(t, ran.Load(), "no handler ran")
 			checkInvariants(t, q)
 			// Drain: everything left ends somewhere final.
 			stop := run(t, q, func(context.Context, Task) error { return nil })
-			eventually(t, 20*time.Second, "drained", func() bool {
+			eventually(t, patience, "drained", func() bool {
 				s := totals(t, q)
 				return s.Due == 0 && s.Scheduled == 0 && s.InFlight == 0
 			})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
@@ -30,7 +31,23 @@ func TestMain(m *testing.M) {
 	// After a failed dial go-redis keeps one goroutine probing the address
 	// once a second, even past Close, until its next wake-up (see
 	// TestRunWithoutRedis). It is the client's, not ours.
+	redis.SetLogger(testRedisLogger{})
 	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9/internal/pool.(*ConnPool).tryDial"))
+}
+
+// testRedisLogger is go-redis's logger in these tests. It drops the pool's
+// "failed to dial" lines: tests dial closed ports and restart servers on
+// purpose, which printed hundreds of them, and every failed dial also
+// reaches the caller as an error, where a test that cares checks it. Any
+// other line goes to stderr, marked as go-redis's.
+type testRedisLogger struct{}
+
+func (testRedisLogger) Printf(_ context.Context, format string, v ...any) {
+	line := fmt.Sprintf(format, v...)
+	if strings.Contains(line, "failed to dial") {
+		return
+	}
+	fmt.Fprintln(os.Stderr, "go-redis log:", line)
 }
 
 func envOrSkip(t testing.TB, name string) string {
@@ -122,6 +139,36 @@ func eventually(t testing.TB, timeout time.Duration, what string, cond func() bo
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// patience bounds every wait of a test on something that should happen soon
+// (a delivery, a callback, a goroutine): generous, so that a loaded machine
+// never trips it, and finite, so that a broken feature fails the test with
+// a message instead of hanging it.
+const patience = 30 * time.Second
+
+// await receives from ch, failing t if nothing comes within patience.
+func await[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(patience):
+		t.Fatalf("timed out after %v waiting for %s", patience, what)
+		panic("unreachable")
+	}
+}
+
+// awaitDone calls wait (a WaitGroup's Wait, say) and fails t if it has not
+// returned within patience.
+func awaitDone(t testing.TB, what string, wait func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		wait()
+		close(done)
+	}()
+	await(t, done, what)
 }
 
 // redisTime is the server's clock.

@@ -44,7 +44,7 @@ func TestMuxRoutes(t *testing.T) {
 	payload, err := encodeHTTPTask("hook-1", HTTPTask{URL: srv.URL + "/hook", Method: "POST"})
 	require.NoError(t, err)
 	require.NoError(t, m.Handler(ctx, Task{Key: "hook-1", Type: HTTPTaskType, Payload: payload, Attempt: 2}))
-	r := <-seen
+	r := await(t, seen, "the HTTP request")
 	assert.Equal(t, "/hook", r.URL.Path)
 	assert.Equal(t, "hook-1", r.Header.Get(HeaderIdempotencyKey))
 	assert.Equal(t, "2", r.Header.Get(HeaderAttempt), "the task reaches the handler as it came")
@@ -124,7 +124,7 @@ func TestMuxConcurrentHandle(t *testing.T) {
 			}
 		}
 	}()
-	wg.Wait()
+	awaitDone(t, "the adders", wg.Wait)
 	for i := range types {
 		assert.NoError(t, m.Handler(context.Background(), Task{Type: fmt.Sprint("t", i)}))
 	}
@@ -148,7 +148,7 @@ func TestMuxRun(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, added)
 	}
-	eventually(t, 15*time.Second, "the untyped tasks dead", func() bool { return totals(t, q).Dead == n })
+	eventually(t, patience, "the untyped tasks dead", func() bool { return totals(t, q).Dead == n })
 	dead, err := q.Dead(ctx, 2*n)
 	require.NoError(t, err)
 	require.Len(t, dead, n)
@@ -164,7 +164,7 @@ func TestMuxRun(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, ok)
 	}
-	eventually(t, 15*time.Second, "the requeued tasks done", func() bool { return untyped.count() == n && totals(t, q) == ShardStats{} })
+	eventually(t, patience, "the requeued tasks done", func() bool { return untyped.count() == n && totals(t, q) == ShardStats{} })
 	stop()
 
 	got := map[string]string{}
@@ -226,7 +226,7 @@ func TestMuxRoutesHTTPAndGoTasks(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, added)
 
-	eventually(t, 15*time.Second, "both tasks done", func() bool {
+	eventually(t, patience, "both tasks done", func() bool {
 		_, called := hits.Load("hook")
 		return called && emails.count() == 1 && totals(t, q) == ShardStats{}
 	})

@@ -128,7 +128,7 @@ func TestRetryAfterDelays(t *testing.T) {
 	})
 	_, err := q.Add(ctx, "k", nil, time.Now())
 	require.NoError(t, err)
-	eventually(t, 10*time.Second, "the second delivery", func() bool { return len(starts) == 2 && leftovers(t, q) == 0 })
+	eventually(t, patience, "the second delivery", func() bool { return len(starts) == 2 && leftovers(t, q) == 0 })
 	first, second := <-starts, <-starts
 	assert.GreaterOrEqual(t, second.Sub(first), delay-time.Millisecond)
 }
@@ -150,7 +150,7 @@ func TestRedeliveryKeepsOriginalDue(t *testing.T) {
 		return nil
 	}
 	run(t, q, rec.handle)
-	eventually(t, 10*time.Second, "two deliveries", func() bool { return rec.count() == 2 && leftovers(t, q) == 0 })
+	eventually(t, patience, "two deliveries", func() bool { return rec.count() == 2 && leftovers(t, q) == 0 })
 	tasks := rec.tasks()
 	if tasks[0].OriginalDue.IsZero() {
 		t.Skip("claim does not fill Task.OriginalDue yet (R1)")

@@ -103,7 +103,7 @@ func TestPeriodicCatchUpOnce(t *testing.T) {
 		return p
 	}
 	var got []int64
-	eventually(t, 10*time.Second, "a catch-up run and the next time", func() bool {
+	eventually(t, patience, "a catch-up run and the next time", func() bool {
 		got = occurrences(t, q, "tick")
 		return len(got) >= 2 && got[len(got)-1] == pointer()
 	})
@@ -125,7 +125,7 @@ func TestPeriodicCatchUpOnce(t *testing.T) {
 	select {
 	case err := <-done:
 		assert.ErrorIs(t, err, ErrPeriodicRemoved)
-	case <-time.After(10 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("Periodic did not notice its removal")
 	}
 	cancel()
@@ -152,7 +152,7 @@ func TestPeriodicScheduleEnds(t *testing.T) {
 	select {
 	case err := <-errc:
 		assert.ErrorIs(t, err, ErrScheduleEnded)
-	case <-time.After(10 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("Periodic did not end with its schedule")
 	}
 	assert.Equal(t, []int64{last.UnixMilli()}, occurrences(t, q, "once"))
@@ -240,7 +240,7 @@ func (r *replica) loopResult(t *testing.T) error {
 	select {
 	case err := <-r.loopErr:
 		return err
-	case <-time.After(10 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("Periodic did not return within 10s")
 		return nil
 	}
@@ -304,7 +304,7 @@ func testPeriodicReplicas(t *testing.T, c redis.UniversalClient, retention time.
 	for _, r := range second {
 		assert.ErrorIs(t, r.loopResult(t), ErrPeriodicRemoved)
 	}
-	eventually(t, 10*time.Second, "nothing left to run", func() bool {
+	eventually(t, patience, "nothing left to run", func() bool {
 		s := totals(t, check)
 		return s.Due+s.Scheduled+s.InFlight == 0
 	})
@@ -426,7 +426,7 @@ func TestPeriodicResumesAfterCrash(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- q.Periodic(pctx, "x", Every(period), []byte("second")) }()
-	eventually(t, 10*time.Second, "the pointer moved", func() bool {
+	eventually(t, patience, "the pointer moved", func() bool {
 		v, err := c.HGet(ctx, q.registryKey(), "x").Int64()
 		require.NoError(t, err)
 		return v == n
@@ -510,7 +510,7 @@ func TestPeriodicRemoveThenRegisterRunsTheNextTime(t *testing.T) {
 		done := make(chan error, 1)
 		go func() { done <- q.Periodic(pctx, "x", Every(time.Hour), []byte("p")) }()
 		var next int64
-		eventually(t, 10*time.Second, "the next time added", func() bool {
+		eventually(t, patience, "the next time added", func() bool {
 			next = pointer()
 			return next > redisTime(t, c).UnixMilli()
 		})

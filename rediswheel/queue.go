@@ -26,6 +26,10 @@ type Queue struct {
 	// mu guards sleepers, the wake-ups of this Queue's Runs.
 	mu       sync.Mutex
 	sleepers map[*sleeper]struct{}
+
+	// maxSleep caps an idle poller's sleep: the constant maxSleep, unless a
+	// test lengthens it before Run, to tell a wake-up from a poll.
+	maxSleep time.Duration
 }
 
 // New returns a Queue on namespace opts.Namespace through client, which may be
@@ -40,7 +44,7 @@ func New(client redis.UniversalClient, opts Options) (*Queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := &Queue{client: client, opts: opts, sleepers: map[*sleeper]struct{}{}}
+	q := &Queue{client: client, opts: opts, sleepers: map[*sleeper]struct{}{}, maxSleep: maxSleep}
 	_, q.oneServer = client.(*redis.Client)
 	for i := range opts.Shards {
 		q.keys = append(q.keys, shardKeys(opts.Namespace, i))

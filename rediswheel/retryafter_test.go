@@ -145,7 +145,7 @@ func TestHTTPRetryAfterQueue(t *testing.T) {
 	added, err := q.AddHTTP(context.Background(), "hook", HTTPTask{URL: srv.URL, Method: "POST"}, time.Now())
 	require.NoError(t, err)
 	require.True(t, added)
-	eventually(t, 20*time.Second, "the callback done", func() bool {
+	eventually(t, patience, "the callback done", func() bool {
 		mu.Lock()
 		n := len(arrivals)
 		mu.Unlock()

@@ -40,7 +40,7 @@ func throwawayRedis(t *testing.T, args ...string) string {
 		cmd.Process.Kill()
 		cmd.Wait()
 	})
-	eventually(t, 10*time.Second, "redis-server to listen on "+addr, func() bool {
+	eventually(t, patience, "redis-server to listen on "+addr, func() bool {
 		conn, err := net.Dial("tcp", addr)
 		if err == nil {
 			conn.Close()
@@ -157,7 +157,7 @@ func TestRunReturnsUnrecoverableErrors(t *testing.T) {
 		require.NoError(t, err)
 		var rec recorder
 		stop := run(t, q, rec.handle) // run fails the test if Run returns an error
-		eventually(t, 10*time.Second, "the task", func() bool { return rec.count() == 1 && leftovers(t, q) == 0 })
+		eventually(t, patience, "the task", func() bool { return rec.count() == 1 && leftovers(t, q) == 0 })
 		stop()
 	})
 }

@@ -46,10 +46,10 @@ func TestHandlerTimeoutSettlesAHandlerThatIgnoresIt(t *testing.T) {
 	release := sync.OnceFunc(func() { close(hung) })
 	t.Cleanup(release) // before run's cleanup, which waits for the handlers
 
-	eventually(t, 10*time.Second, "the second attempt", func() bool { return rec.count() == 2 })
-	assert.ErrorIs(t, <-causes, ErrHandlerTimeout)
-	eventually(t, 10*time.Second, "the task to die", func() bool { return totals(t, q) == ShardStats{Dead: 1} })
-	assert.ErrorIs(t, <-causes, ErrHandlerTimeout)
+	eventually(t, patience, "the second attempt", func() bool { return rec.count() == 2 })
+	assert.ErrorIs(t, await(t, causes, "the handler's cancellation"), ErrHandlerTimeout)
+	eventually(t, patience, "the task to die", func() bool { return totals(t, q) == ShardStats{Dead: 1} })
+	assert.ErrorIs(t, await(t, causes, "the handler's cancellation"), ErrHandlerTimeout)
 	dead, err := q.Dead(ctx, 10)
 	require.NoError(t, err)
 	require.Len(t, dead, 1)
@@ -87,13 +87,13 @@ func TestTimedOutHandlerKeepsItsSlot(t *testing.T) {
 	run(t, q, rec.handle)
 	release := sync.OnceFunc(func() { close(hung) })
 	t.Cleanup(release)
-	eventually(t, 10*time.Second, "the timeout to retry it", func() bool { return totals(t, q).Scheduled == 1 })
+	eventually(t, patience, "the timeout to retry it", func() bool { return totals(t, q).Scheduled == 1 })
 	_, err = q.Add(ctx, "next", nil, time.Now())
 	require.NoError(t, err)
 	time.Sleep(maxSleep + 500*time.Millisecond)
 	assert.Equal(t, 1, rec.count(), "claimed while its only handler still ran")
 	release()
-	eventually(t, 10*time.Second, "the next task once the handler returned", func() bool { return rec.count() == 2 })
+	eventually(t, patience, "the next task once the handler returned", func() bool { return rec.count() == 2 })
 	assert.Equal(t, "next", rec.tasks()[1].Key)
 }
 
@@ -125,16 +125,16 @@ func TestHandlerTimeoutNotHit(t *testing.T) {
 	})
 	_, err := q.Add(ctx, "fast", nil, time.Now())
 	require.NoError(t, err)
-	eventually(t, 10*time.Second, "the fast task", func() bool { return calls.Load() == 1 && leftovers(t, q) == 0 })
+	eventually(t, patience, "the fast task", func() bool { return calls.Load() == 1 && leftovers(t, q) == 0 })
 
 	_, err = q.Add(ctx, "slow", nil, time.Now())
 	require.NoError(t, err)
-	eventually(t, 10*time.Second, "the slow task", func() bool { return calls.Load() == 2 })
+	eventually(t, patience, "the slow task", func() bool { return calls.Load() == 2 })
 	ok, err := q.Cancel(ctx, "slow")
 	require.NoError(t, err)
 	require.True(t, ok)
-	assert.ErrorIs(t, <-causes, ErrCanceled)
-	eventually(t, 10*time.Second, "the cancelled task to go", func() bool { return leftovers(t, q) == 0 })
+	assert.ErrorIs(t, await(t, causes, "the handler's cancellation"), ErrCanceled)
+	eventually(t, patience, "the cancelled task to go", func() bool { return leftovers(t, q) == 0 })
 }
 
 // Negative durations are refused; zero means no bound and no grace.

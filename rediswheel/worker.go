@@ -107,9 +107,9 @@ const (
 //
 // Run claims at most as many tasks as it has free handlers (Concurrency),
 // polls again at once while claims come back full, and otherwise sleeps until
-// the earliest due time in Redis, at most a second; an Add, Replace or
-// Requeue through this Queue of an earlier task wakes it, and so does a retry
-// it schedules itself. Any number of Runs, in any number of
+// the earliest due time in Redis, at most a second; an Add (in any form),
+// Replace, Reschedule or Requeue through this Queue of an earlier task wakes
+// it, as do a Resume through this Queue and a retry it schedules itself. Any number of Runs, in any number of
 // processes, may share a namespace. Run panics if h is nil.
 func (q *Queue) Run(ctx context.Context, h Handler) error {
 	if h == nil {
@@ -208,7 +208,7 @@ func (r *runner) poll(ctx context.Context) error {
 		}
 		var (
 			full, failed bool
-			wakeAt       = time.Now().Add(maxSleep)
+			wakeAt       = time.Now().Add(q.maxSleep)
 			redisNow     int64     // Redis time of the last claim reply, ms
 			redisAt      time.Time // local time that reply arrived
 		)

@@ -61,9 +61,15 @@ if i ~= #ARGV + 1 then
 end
 
 local rel = base == 'rel'
--- Redis time, as now_ms in common.lua (not prepended to add: see scripts.go).
+-- Redis time, as now_ms in common.lua (not prepended to add: see scripts.go):
+-- now rounded down is when the task was added, now_up rounded up is what a
+-- relative due time > 0 counts from, so that it is never before the call's
+-- time + the delay; a relative 0 is now, at once.
 local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local us = tonumber(t[2])
+local now = tonumber(t[1]) * 1000 + math.floor(us / 1000)
+local now_up = now
+if us % 1000 ~= 0 then now_up = now + 1 end
 local added = now .. '|' -- the record's first field, formatted once per call
 local out = {-1}
 local first = -1
@@ -80,7 +86,7 @@ for g = 0, groups - 1 do
     local k, at, payload = ARGV[j], ARGV[j + 1], ARGV[j + 2]
     local atn = tonumber(at)
     if rel then
-      atn = now + atn
+      atn = atn > 0 and now_up + atn or now
       at = atn
     end
     local status = 1

@@ -9,16 +9,16 @@ if #ARGV ~= 3 or not is_int(ARGV[2]) or not is_int(ARGV[3]) or tonumber(ARGV[2])
   return redis.error_reply('rediswheel: cancel: bad arguments')
 end
 local k, retain, max_retained = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-local now = now_ms()
+local now, now_up = now_ms()
 local code = 0
 if redis.call('ZREM', due, k) == 1 then
-  retire(k, 'cancelled', now, retain)
+  retire(k, 'cancelled', now, now_up, retain)
   code = 1
 elseif redis.call('ZSCORE', lease, k) then
   redis.call('HSET', ctl, 'x|' .. k, 1)
   code = 2
 elseif redis.call('ZREM', dead, k) == 1 then
-  retire(k, 'cancelled', now, retain)
+  retire(k, 'cancelled', now, now_up, retain)
   code = 3
 elseif redis.call('ZREM', kept, k) == 1 then
   forget(k)

@@ -21,7 +21,7 @@ local limit, lease_ms = tonumber(ARGV[1]), tonumber(ARGV[2])
 local max, reap, cap = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local histlen, worker, bound = tonumber(ARGV[6]), ARGV[7], tonumber(ARGV[8])
 local retain = tonumber(ARGV[9])
-local now = now_ms()
+local now, now_up = now_ms()
 local trimmed = 0
 
 -- A lease that ran out means its worker died or stalled, or that the claim's
@@ -40,7 +40,7 @@ for _, k in ipairs(redis.call('ZRANGEBYSCORE', lease, '-inf', now, 'LIMIT', 0, r
   redis.call('ZREM', lease, k)
   remember(k, now, 'lease expired', '', histlen)
   if redis.call('HEXISTS', ctl, 'x|' .. k) == 1 then
-    retire(k, 'cancelled', now, retain)
+    retire(k, 'cancelled', now, now_up, retain)
   else
     local f = redis.call('HMGET', ctl, 'a|' .. k, 'u|' .. k, 'm|' .. k)
     local attempts, unconfirmed = tonumber(f[1] or '0'), tonumber(f[2] or '0')
@@ -78,7 +78,7 @@ if paused == 0 then
       ctlfields[i] = 'a|' .. k
       ctlfields[n + i] = 'u|' .. k
       ctlfields[2 * n + i] = 'm|' .. k
-      leased[2 * i - 1] = now + lease_ms
+      leased[2 * i - 1] = now_up + lease_ms
       leased[2 * i] = k
     end
     redis.call('ZREM', due, unpack(keys))

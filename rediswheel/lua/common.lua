@@ -3,9 +3,21 @@
 
 -- All time is Redis time: one clock for every worker, so "due <= now" can
 -- never fire a task early, whatever the workers' clocks say.
+--
+-- now_ms returns Redis time in ms twice: rounded down (now), and rounded up
+-- (now_up). "Is it due?" compares with now; a deadline a delay > 0 from now
+-- (a retry, a RetryAfter, a lease, a retention) is now_up + delay, never
+-- now + delay: TIME has µs, and now + delay would be up to 1 ms before the
+-- call's time + delay (TestRelativeDueNeverBeforeTheCall). A delay of 0 is
+-- "at once", now: nothing can act on it before the script returns, so it
+-- cannot be early, and now_up would make it wait for the next ms. add.lua
+-- does the same inline.
 local function now_ms()
   local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local us = tonumber(t[2])
+  local now = tonumber(t[1]) * 1000 + math.floor(us / 1000)
+  if us % 1000 == 0 then return now, now end
+  return now, now + 1
 end
 
 -- is_int reports whether v is the decimal text of an integer, as the Go side
@@ -48,17 +60,18 @@ end
 
 -- retire finishes a task that has left its sorted set as state ('done' or
 -- 'cancelled'). With keep_ms > 0 it is retained: a member of kept until
--- now + keep_ms, with f|k "state|finish ms", and its attempts, last error,
+-- now_up + keep_ms (now_ms: rounded up, so never trimmed before its full
+-- retention), with f|k "state|finish ms" (now), and its attempts, last error,
 -- record and history left for Get. Its payload shrinks to "" (Get reads the
 -- size from m|) but its body field stays, so Add of the key stays a no-op
 -- while it is retained (the body invariant, keys.lua). Without retention it
 -- is forgotten at once.
-local function retire(k, state, now, keep_ms)
+local function retire(k, state, now, now_up, keep_ms)
   if keep_ms <= 0 then
     forget(k)
     return
   end
-  redis.call('ZADD', kept, now + keep_ms, k)
+  redis.call('ZADD', kept, now_up + keep_ms, k)
   redis.call('HSET', body, k, '')
   redis.call('HSET', ctl, 'f|' .. k, state .. '|' .. now)
   redis.call('HDEL', ctl, 't|' .. k, 'x|' .. k, 'r|' .. k, 'u|' .. k)

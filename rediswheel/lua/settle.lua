@@ -41,7 +41,7 @@ end
 
 local cap, max, keep = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local retain, max_retained, max_later = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-local now = now_ms()
+local now, now_up = now_ms()
 local tfields, xfields = {}, {}
 for j = 1, n do
   local k = ARGV[header + 5 * j - 4]
@@ -86,7 +86,7 @@ for j = 1, n do
         redis.call('HDEL', ctl, 't|' .. k)
         -- Why it waits is its last error (RetryAfterError's doc), as a retry's.
         redis.call('HSET', ctl, 'e|' .. k, err)
-        redis.call('ZADD', due, now + delay, k)
+        redis.call('ZADD', due, delay > 0 and now_up + delay or now, k) -- see now_ms
         code = 6
       else
         outcome = 'retry' -- out of postponements: a failed attempt
@@ -105,7 +105,7 @@ for j = 1, n do
     end
     if outcome == 'done' or outcome == 'cancelled' then
       if retain > 0 then
-        retire(k, outcome, now, retain)
+        retire(k, outcome, now, now_up, retain)
         retained = retained + 1
       else
         gone[#gone + 1] = k
@@ -124,7 +124,7 @@ for j = 1, n do
     elseif outcome == 'retry' then
       redis.call('HDEL', ctl, 't|' .. k)
       redis.call('HSET', ctl, 'e|' .. k, err)
-      redis.call('ZADD', due, now + delay, k)
+      redis.call('ZADD', due, delay > 0 and now_up + delay or now, k) -- see now_ms
       code = 2
     end
   end

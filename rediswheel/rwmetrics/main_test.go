@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -22,7 +24,23 @@ import (
 func TestMain(m *testing.M) {
 	// go-redis keeps probing a refused address once a second, even past
 	// Close, until its next wake-up: the client's goroutine, not ours.
+	redis.SetLogger(testRedisLogger{})
 	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9/internal/pool.(*ConnPool).tryDial"))
+}
+
+// testRedisLogger is go-redis's logger in these tests. It drops the pool's
+// "failed to dial" lines: tests dial closed ports and restart servers on
+// purpose, which printed hundreds of them, and every failed dial also
+// reaches the caller as an error, where a test that cares checks it. Any
+// other line goes to stderr, marked as go-redis's.
+type testRedisLogger struct{}
+
+func (testRedisLogger) Printf(_ context.Context, format string, v ...any) {
+	line := fmt.Sprintf(format, v...)
+	if strings.Contains(line, "failed to dial") {
+		return
+	}
+	fmt.Fprintln(os.Stderr, "go-redis log:", line)
 }
 
 func envOrSkip(t testing.TB, name string) string {
@@ -50,6 +68,35 @@ func cluster(t testing.TB) *redis.ClusterClient {
 	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// patience bounds every wait of a test on something that should happen soon:
+// generous, so that a loaded machine never trips it, and finite, so that a
+// broken feature fails the test with a message instead of hanging it.
+const patience = 30 * time.Second
+
+// await receives from ch, failing t if nothing comes within patience.
+func await[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(patience):
+		t.Fatalf("timed out after %v waiting for %s", patience, what)
+		panic("unreachable")
+	}
+}
+
+// awaitDone calls wait (a WaitGroup's Wait, say) and fails t if it has not
+// returned within patience.
+func awaitDone(t testing.TB, what string, wait func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		wait()
+		close(done)
+	}()
+	await(t, done, what)
 }
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
