@@ -112,21 +112,11 @@ func (t *Timer) unlink() {
 	b.timers[end] = nil
 	b.timers = b.timers[:end]
 	t.bucket = nil
-	if t.due == b.expiration {
-		b.retarget()
-	}
 	switch {
 	case b.empty():
 		b.reset()
 		if b.expiration != noExpiration {
-			// Emptied before it is due: withdraw it from the delay queue,
-			// so that the poller is not woken for it, and release it, so
-			// that it holds no memory. (One being flushed is released by
-			// its flush.)
-			s := b.shard
-			s.wheel.queue.Remove(b)
-			b.expiration = noExpiration
-			s.release(b)
+			b.withdraw() // one being flushed is released by its flush
 		}
 	case b.taken == 0 && cap(b.timers) > releaseCap && len(b.timers) < cap(b.timers)/4:
 		// Shrink to twice what is left; positions, and so slots, stay. The
@@ -136,6 +126,9 @@ func (t *Timer) unlink() {
 		b.timers = append(make([]*Timer, 0, 2*len(old)), old...)
 		clear(old)
 		b.shard.offerSpare(old[:0])
+	}
+	if !b.empty() && t.due == b.expiration {
+		b.retarget()
 	}
 }
 
@@ -153,7 +146,8 @@ const retargetMax = 32
 // retarget moves b's expiration on to the earliest due tick of its timers,
 // after the timer due at the expiration left or was moved later, if b is
 // queued, on a coarse level (on level 0 every timer of a bucket is due at
-// its expiration) and holds at most retargetMax timers.
+// its expiration) and holds at most retargetMax timers; if they are all due
+// after b's slot, it files them elsewhere and releases b.
 func (b *bucket) retarget() {
 	n := len(b.timers) - b.taken
 	if b.level == 0 || b.expiration == noExpiration || n == 0 || n > retargetMax {
@@ -167,14 +161,47 @@ func (b *bucket) retarget() {
 	// bucket it is emptying.
 	w := b.shard.wheel
 	shift := uint(b.level) * w.bits
-	first := (b.expiration>>shift+1)<<shift - 1
+	end := (b.expiration>>shift+1)<<shift - 1
+	first := int64(never)
 	for _, t := range b.timers[b.taken:] {
 		first = min(first, t.due)
 	}
-	if first > b.expiration {
+	switch {
+	case first <= b.expiration:
+	case first <= end:
 		b.expiration = first
 		w.queue.Offer(b, w.startOf(first)) // moves it
+	default:
+		// Every timer left was Reset past b's slot, as idle timeouts
+		// re-armed on every read are: file them where their due ticks
+		// say now, rather than wake the poller at the slot's end to do it
+		// (none lands in b again: b's slot is not behind the current one).
+		b.refile()
 	}
+}
+
+// refile moves every timer of b, queued, to the bucket its due tick calls
+// for, and releases b. Callers hold the shard's mu.
+func (b *bucket) refile() {
+	s := b.shard
+	for i, t := range b.timers { // taken is 0: b is queued, not being flushed
+		b.timers[i] = nil
+		t.bucket = nil
+		s.insertLocked(t) // not due: its due tick is past b's slot
+	}
+	b.timers = b.timers[:0]
+	b.reset()
+	b.withdraw()
+}
+
+// withdraw takes b, queued and emptied before it is due, out of the delay
+// queue, so that the poller is not woken for it, and releases it, so that it
+// holds no memory.
+func (b *bucket) withdraw() {
+	s := b.shard
+	s.wheel.queue.Remove(b)
+	b.expiration = noExpiration
+	s.release(b)
 }
 
 // grow moves b's timers, which fill their array, into the shard's spare if
