@@ -20,14 +20,14 @@ if [[ -n "${BENCH_QUICK:-}" ]]; then
 	sweep_ns=0,1000,100000,1000000 sweep_count=1 sweep_time=200ms
 	head_count=6 head_time=300ms head_libs=wheel,runtime # go-zero's 1M figures come from the sweep
 	acc_n=100000 acc_grace=5s burst_n=1000000 burst_lead=6s purg_dur=5s purg_rounds=1 idle_dur=5s
-	http_dur=5s http_rounds=1 # about 16 s
+	http_dur=5s http_rounds=1 http_deadlines=50ms,200ms http_conns=300,3000 # about 35 s
 	scal_count=1 scal_time=300ms # about 70 s
 else
 	mode=full
 	sweep_ns=0,1000,100000,1000000,5000000 sweep_count=3 sweep_time=1s
 	head_count=10 head_time=1s head_libs=wheel,runtime,gozero
 	acc_n=100000 acc_grace=10s burst_n=1000000 burst_lead=8s purg_dur=10s purg_rounds=5 idle_dur=10s
-	http_dur=10s http_rounds=3 # about 75 s
+	http_dur=10s http_rounds=3 http_deadlines=50ms,200ms,1s,10s http_conns=30,300,3000 # about 8 minutes
 	scal_count=3 scal_time=1s # about 4 minutes
 fi
 
@@ -119,8 +119,9 @@ for lib in runtime wheel gozero; do
 	step "$out/idle.jsonl" -- "$bin/idle" -lib $lib -n 1000000 -duration $idle_dur
 done
 # 9: a net/http server; wheel, runtime and no-timer servers side by side,
-# each with its own client process.
-step "$out/httpserver.jsonl" -- "$bin/httpserver" -conns 300,3000 -duration $http_dur -rounds $http_rounds
+# each with its own client process, at every request deadline × connections.
+step "$out/httpserver.jsonl" -- "$bin/httpserver" -deadline $http_deadlines -conns $http_conns \
+	-duration $http_dur -rounds $http_rounds
 
 # benchstat, if it can be fetched; the report computes its own medians.
 if go run golang.org/x/perf/cmd/benchstat@latest -col /lib "$out/headline.txt" >"$out/benchstat.txt" 2>/dev/null; then

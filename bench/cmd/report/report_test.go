@@ -104,3 +104,38 @@ func TestReadBenchProcsKeepsGOMAXPROCS(t *testing.T) {
 		t.Errorf("GOMAXPROCS 4: got %v collisions/op, want 2e-06", got)
 	}
 }
+
+func TestHTTPRowsOnePerDeadlineAndConns(t *testing.T) {
+	run := func(round int, deadline float64, lib string, cpu float64, wakeups, fired int64) httpServer {
+		return httpServer{Round: round, DeadlineMs: deadline, Conns: 300, Lib: lib, CPUS: cpu, MaxRSSMiB: 10,
+			Wakeups: wakeups, Fired: fired}
+	}
+	rows := httpRows([]httpServer{
+		run(1, 1000, "wheel", 1, 20, 10), run(1, 1000, "runtime", 1, -1, -1),
+		run(1, 200, "wheel", 3, 300, 10), run(1, 200, "runtime", 2, -1, -1),
+		run(2, 200, "wheel", 2, 100, 10), run(2, 200, "runtime", 2, -1, -1),
+		run(3, 200, "wheel", 2, 50, 0), run(3, 200, "runtime", 1, -1, -1), // nothing fired: no ratio
+	})
+	if len(rows) != 4 {
+		t.Fatalf("got %d rows, want 4 (wheel and runtime at 200 and 1000 ms): %+v", len(rows), rows)
+	}
+	w200, w1000 := rows[0], rows[2]
+	if w200.deadlineMs != 200 || w200.lib != "wheel" || w1000.deadlineMs != 1000 || w1000.lib != "wheel" {
+		t.Fatalf("rows out of order (want deadline, then library): %+v", rows)
+	}
+	// Per-round CPU ratios 1.5, 1 and 2: median 1.5. Wake-ups per fire 30
+	// and 10 (round 3 fired nothing): median 20.
+	if w200.rounds != 3 || w200.cpuRatio != 1.5 || w200.wakeups != 100 || w200.wakeupsPerFire != 20 {
+		t.Errorf("200 ms wheel = %+v, want 3 rounds, CPU ratio 1.5, 100 wake-ups, 20 per fire", w200)
+	}
+	if w1000.rounds != 1 || w1000.cpuRatio != 1 || w1000.wakeupsPerFire != 2 {
+		t.Errorf("1000 ms wheel = %+v, want 1 round, CPU ratio 1, 2 wake-ups per fire", w1000)
+	}
+	if rt := rows[1]; rt.lib != "runtime" || !math.IsNaN(rt.wakeups) || !math.IsNaN(rt.wakeupsPerFire) {
+		t.Errorf("200 ms runtime = %+v, want no wake-ups counted", rt)
+	}
+	table := httpTable(rows)
+	if len(table) != 2 || table[0][0] != "200" || table[0][6] != "1.50×" || table[0][14] != "20.0" {
+		t.Errorf("table = %q, want one row per point, 200 ms first with ratio 1.50× and 20.0 wake-ups per fire", table)
+	}
+}
