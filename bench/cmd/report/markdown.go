@@ -109,6 +109,7 @@ func (r *report) markdown() string {
 	r.purgatorySection(&b)
 	r.idleSection(&b)
 	r.httpServerSection(&b)
+	r.fireCostSection(&b)
 	r.methodSection(&b)
 	separateSection(&b, "## 10. Distributed mode: rediswheel and asynq on one Redis", "redis.md", r.redisNotes)
 	separateSection(&b, "## 11. timerd: the delayed-task service under load", "timerd.md", r.timerdNotes)

@@ -139,3 +139,30 @@ func TestHTTPRowsOnePerDeadlineAndConns(t *testing.T) {
 		t.Errorf("table = %q, want one row per point, 200 ms first with ratio 1.50× and 20.0 wake-ups per fire", table)
 	}
 }
+
+func TestFireCostRowsPerFiredTimer(t *testing.T) {
+	run := func(round int, lib string, cpu float64, fires int64) fireCost {
+		return fireCost{Round: round, Lib: lib, DeadlineMs: 200, FiresPerS: 30, StopsPerS: 3000, CPUS: cpu,
+			Armed: 900, Stops: 100, Fires: fires, Wakeups: -1, Fired: -1}
+	}
+	w1, w2 := run(1, "wheel", 0.5, 100), run(2, "wheel", 0.9, 100)
+	w1.Wakeups, w1.Fired, w2.Wakeups, w2.Fired = 10, 100, 30, 100
+	rows := fireCostRows([]fireCost{
+		w1, run(1, "runtime", 0.4, 100), run(1, "none", 0.3, 0),
+		w2, run(2, "runtime", 1.0, 100), run(2, "none", 0.6, 0),
+	})
+	if len(rows) != 3 || rows[0].lib != "wheel" || rows[1].lib != "runtime" || rows[2].lib != "none" {
+		t.Fatalf("rows = %+v, want wheel, runtime, none at one load", rows)
+	}
+	w := rows[0]
+	// Per fired timer: 5000 and 9000 µs; less the loop's: 2000 and 3000 µs;
+	// ÷ the runtime's in the same round: 1.25 and 0.9; per AfterFunc or
+	// Stop (1000 calls): 500k and 900k ns; wake-ups per fire 0.1 and 0.3.
+	if w.perFire != 7000 || w.share != 2500 || math.Abs(w.ratio-1.075) > 1e-9 || w.perOp != 700e3 ||
+		w.wakeups != 20 || math.Abs(w.wakeupsPerFire-0.2) > 1e-9 {
+		t.Errorf("wheel = %+v, want per fire 7000 µs, less the loop's 2500 µs, ratio 1.075, 700000 ns per call, 20 wake-ups, 0.2 per fire", w)
+	}
+	if n := rows[2]; !math.IsNaN(n.perFire) || !math.IsNaN(n.perOp) {
+		t.Errorf("none = %+v, want no per-fire or per-call cost", n)
+	}
+}
