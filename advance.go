@@ -173,8 +173,11 @@ func (tw *TimingWheel) take(now time.Duration) (*bucket, bool) {
 		s := h.shard
 		s.mu.Lock()
 		b, ok := tw.queue.PollDueIf(now, func(b *bucket) bool { return b == h })
-		if ok && b.expiration != noExpiration {
+		if ok {
+			// Out of the queue for good: a Stop that empties it now
+			// leaves it to its flush (see unlink).
 			s.currentTick = max(s.currentTick, b.expiration)
+			b.expiration = noExpiration
 		}
 		s.mu.Unlock()
 		if ok {

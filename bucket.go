@@ -33,11 +33,13 @@ const releaseCap = 256
 //
 // A bucket is in the delay queue exactly when expiration != noExpiration: it
 // is offered when its expiration changes (when the first timer lands in it for
-// a new rotation) and taken out by the advancer, which resets the expiration
-// before it moves the timers on. A bucket that loses all its timers to Stop
-// stays queued, and costs one empty flush when it comes due. A bucket exists
-// (is in its level's page) while it is queued or being flushed; the flush that
-// empties it releases it.
+// a new rotation) and taken out either by the advancer, which resets the
+// expiration in the same hold of the shard's lock (see take), or by the Stop,
+// Reset or collection that empties it before it is due (see unlink), which
+// withdraws it and releases it at once: so a bucket whose timers were all
+// stopped wakes nobody and holds no memory. A bucket exists (is in its
+// level's page) while it is queued or being flushed; the flush that empties
+// it releases it.
 type bucket struct {
 	// timers[taken:] are the bucket's timers; timers[:taken] were taken out
 	// by the flush in progress, oldest first (taken is 0 between flushes).
@@ -47,6 +49,9 @@ type bucket struct {
 	shard      *shard
 	level      int   // where the bucket is in its shard's levels
 	index      int64 // its slot's index in the level
+	// queueSlot is the delay queue's word (see delayqueue.NewIndexed): the
+	// queue writes and reads it under its own lock, nobody else touches it.
+	queueSlot int
 }
 
 func (b *bucket) empty() bool { return b.taken == len(b.timers) }
@@ -107,9 +112,22 @@ func (t *Timer) unlink() {
 	b.timers[end] = nil
 	b.timers = b.timers[:end]
 	t.bucket = nil
+	if t.due == b.expiration {
+		b.retarget()
+	}
 	switch {
 	case b.empty():
 		b.reset()
+		if b.expiration != noExpiration {
+			// Emptied before it is due: withdraw it from the delay queue,
+			// so that the poller is not woken for it, and release it, so
+			// that it holds no memory. (One being flushed is released by
+			// its flush.)
+			s := b.shard
+			s.wheel.queue.Remove(b)
+			b.expiration = noExpiration
+			s.release(b)
+		}
 	case b.taken == 0 && cap(b.timers) > releaseCap && len(b.timers) < cap(b.timers)/4:
 		// Shrink to twice what is left; positions, and so slots, stay. The
 		// old array, cleared, is offered to the spare, which checks its bound
@@ -118,6 +136,37 @@ func (t *Timer) unlink() {
 		b.timers = append(make([]*Timer, 0, 2*len(old)), old...)
 		clear(old)
 		b.shard.offerSpare(old[:0])
+	}
+}
+
+// retargetMax is the most timers a bucket may hold for retarget to look at
+// them: a bucket's expiration is the earliest due tick of the timers put in
+// it (see insertLocked), and when the timer that set it leaves, a small
+// bucket moves its expiration on to the earliest of the others, so that the
+// poller does not wake at a tick where nothing is due. A big bucket keeps
+// the stale, early expiration: scanning it at every Stop would cost O(n) a
+// Stop when timers are stopped in the order they are due (as a server's
+// request deadlines are), and the one early wake-up is shared by all of its
+// timers.
+const retargetMax = 32
+
+// retarget moves b's expiration on to the earliest due tick of its timers,
+// after the timer due at the expiration left or was moved later, if b is
+// queued, on a coarse level (on level 0 every timer of a bucket is due at
+// its expiration) and holds at most retargetMax timers.
+func (b *bucket) retarget() {
+	n := len(b.timers) - b.taken
+	if b.level == 0 || b.expiration == noExpiration || n == 0 || n > retargetMax {
+		return
+	}
+	first := int64(never)
+	for _, t := range b.timers[b.taken:] {
+		first = min(first, t.due)
+	}
+	if first > b.expiration {
+		b.expiration = first
+		w := b.shard.wheel
+		w.queue.Offer(b, w.startOf(first)) // moves it
 	}
 }
 

@@ -20,14 +20,19 @@
 // to level 1, whose buckets are wheelSize ticks wide, and so on: level L has
 // buckets of wheelSize^L ticks, and is created the first time a timer needs
 // it. Each non-empty bucket is offered to a DelayQueue (package delayqueue)
-// under its expiration, the tick at which its range starts. One poller
-// goroutine (or a caller, see below) takes the earliest bucket once it is
-// due, advances the current time to that bucket's expiration and re-inserts
-// its timers: those
-// due fire, the rest drop to a finer level. A bucket is offered only when its
-// expiration changes, and the poller is woken early, without blocking the
-// caller, only when an offer moves the earliest expiration earlier, so no
-// goroutine wakes for empty ticks. A bucket keeps its timers in a slice,
+// under its expiration: the earliest due tick of the timers put in it (on
+// level 0, the bucket's one tick), where Kafka uses the tick at which the
+// bucket's range starts. One poller goroutine (or a caller, see below) takes
+// the earliest bucket once it is due, advances the current time to that
+// bucket's expiration and re-inserts its timers: those due fire, the rest
+// drop to a finer level. So the poller wakes only at ticks where some timer
+// fires, not once more per level to cascade it first. A bucket that all its
+// timers leave before it is due (Stop, Reset, a cancelled context) is taken
+// out of the delay queue and released at once, so stopped timers wake
+// nobody and hold no memory; a small bucket whose earliest timer leaves
+// moves its expiration on to the next. Moving the earliest expiration
+// re-arms the poller's alarm without waking it, so no goroutine wakes for an
+// empty tick. A bucket keeps its timers in a slice,
 // each timer knowing its slot, so arming and stopping are O(1), a Timer is
 // the only allocation of an AfterFunc (48 bytes), and no Timer points to
 // another, which keeps the garbage collector's marking of a million pending
@@ -62,24 +67,32 @@
 // This wheel rounds the deadline up to a whole tick instead: a timer set for
 // d at clock time e is due at tick D = ceil((e+d)/tick), and fires only once
 // the wheel's current tick has reached D, which it does only when the clock
-// reads at least D ticks. Higher levels fire nothing; they only cascade.
+// reads at least D ticks. A bucket never expires before its earliest timer
+// is due, and its flush re-inserts every timer by its own D.
 //
 // Take the 8-bucket, 1 ms wheel above, started at 0, and AfterFunc(100.3ms)
-// called at 0.2 ms. The deadline is 100.5 ms, so D = 101.
+// called at 0.2 ms: the deadline is 100.5 ms, so D = 101. A second timer,
+// AfterFunc(119.4ms) at 0.3 ms, has deadline 119.7 ms, D = 120.
 //
 //   - Insert at current tick 0. Level 0 holds ticks 0..7: no. Level 1 holds
 //     slots 0..7 of 8 ticks (ticks 0..63): 101>>3 = 12, no. Level 2 holds
-//     slots of 64 ticks: 101>>6 = 1, so bucket 1 of level 2, which expires
-//     at the start of its slot, tick 64. The poller sleeps until 64 ms.
-//   - At 64 ms the poller takes that bucket; the current tick becomes 64.
-//     Re-inserted, the timer is 37 ticks ahead: not level 0 (8 ticks), but
-//     level 1, slot 101>>3 = 12 (bucket 12 mod 8 = 4), expiring at tick 96.
-//   - At 96 ms: 101 - 96 = 5 ticks ahead, so level 0, bucket 101 mod 8 = 5,
-//     expiring at tick 101 itself (a level-0 slot is one tick).
-//   - At 101 ms the bucket is due, the timer's D = 101 is not after the
-//     current tick, and f starts: 0.5 ms after the deadline, never before.
-//     Kafka's rule would have fired it at 100 ms, 0.5 ms early.
+//     slots of 64 ticks: 101>>6 = 1, so bucket 1 of level 2 (ticks
+//     64..127), which expires at its earliest timer's due tick, 101. The
+//     second timer (120>>6 = 1) joins it; 120 is later, so the bucket
+//     still expires at 101. The poller sleeps until 101 ms.
+//   - At 101 ms the poller takes that bucket; the current tick becomes 101.
+//     The first timer's D = 101 is not after the current tick, so f starts:
+//     0.5 ms after the deadline, never before. The second, re-inserted, is
+//     19 ticks ahead: not level 0 (8 ticks), but level 1, slot 120>>3 = 15
+//     (bucket 15 mod 8 = 7), expiring at tick 120.
+//   - At 120 ms it fires, 0.3 ms after its deadline.
 //
+// Two wake-ups for two timers due at two ticks. Kafka's rule would have
+// woken at 64 ms (cascade), 96 ms (cascade), 100 ms (fire the first, 0.5 ms
+// early) and 112 and 119 ms (the second, 0.7 ms early). If the first timer
+// is stopped before 101 ms, the bucket, now holding one timer, moves its
+// expiration on to 120 and the poller sleeps until then.
+
 // # Guarantees
 //
 //   - Never early: a callback starts, or a value is sent on C, only after d

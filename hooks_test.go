@@ -23,6 +23,17 @@ func (tw *TimingWheel) step() {
 	}
 }
 
+// idle reports whether nothing is due at the clock's time and nobody is
+// advancing the wheel: a wheel driven by a FakeClock has then done all it
+// will do until the clock moves.
+func (tw *TimingWheel) idle() bool {
+	if tw.queue.Next() <= tw.queue.Now() || !tw.adv.mu.TryLock() {
+		return false
+	}
+	defer tw.adv.mu.Unlock()
+	return tw.adv.flushing == nil
+}
+
 // currentTick returns the current tick of t's shard.
 func (t *Timer) currentTick() int64 {
 	s := t.entry().owner.shard

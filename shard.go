@@ -159,13 +159,23 @@ func (s *shard) insertLocked(t *Timer) bool {
 		}
 		b := s.bucketAt(l, slot&(w.size-1))
 		b.push(t)
-		// Offer the bucket only when its expiration changed, as Kafka does:
-		// it then is not in the queue, because a queued bucket's slot is
-		// never behind the current one, and the slots a new timer can land
-		// in (current+1 to current+wheelSize-1) never share its index.
-		if expiration := slot << shift; b.expiration != expiration {
-			b.expiration = expiration
-			w.queue.Offer(b, w.startOf(expiration))
+		// A bucket expires at the earliest due tick of the timers put in
+		// it, not at the start of its slot as in Kafka: so the poller wakes
+		// for a bucket of a coarse level when its first timer is due, fires
+		// it and cascades the others in the same wake-up, rather than
+		// waking once to cascade and again to fire. (On level 0 the two are
+		// the same tick.) A timer stopped later leaves the expiration where
+		// it was: early, never late.
+		//
+		// A bucket that is not queued is offered; a queued one only moves
+		// earlier. A queued bucket is never shared by two rotations of its
+		// slot: its slot is never behind the current one (the current tick
+		// never passes a queued bucket's expiration, which is in its slot),
+		// and the slots a new timer can land in (current+1 to
+		// current+wheelSize-1) never share its index.
+		if b.expiration == noExpiration || due < b.expiration {
+			b.expiration = due
+			w.queue.Offer(b, w.startOf(due))
 		}
 		return true
 	}
@@ -224,7 +234,6 @@ func (s *shard) flush(b *bucket, limit int, ready *[]func()) (n int, done bool) 
 	if s.stopped {
 		return 0, true
 	}
-	b.expiration = noExpiration // out of the queue for good
 	for ; n < limit && !b.empty(); n++ {
 		t := b.take()
 		if !s.insertLocked(t) {

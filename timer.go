@@ -221,7 +221,11 @@ func (t *Timer) resetAt(d, now time.Duration) bool {
 		// on every read is: leave the timer where it is. The flush of its
 		// bucket re-inserts it by its due tick, so it cannot fire early, and
 		// most Resets touch no bucket.
+		old := e.due
 		e.due = due
+		if old == e.bucket.expiration && due > old {
+			e.bucket.retarget()
+		}
 		s.mu.Unlock()
 		tw.help(now)
 		return true

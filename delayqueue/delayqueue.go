@@ -14,6 +14,9 @@
 //   - SetGrace lets the alarm ring a little after the head is due, for a
 //     process whose own goroutines usually take due values in time: the
 //     waiter then stays asleep while they keep up.
+//   - A queue made with NewIndexed can Remove a value before it is due, and
+//     moves the alarm on when that value was the head: a value withdrawn in
+//     time wakes nobody.
 //
 // Times are durations since the queue's epoch (the Clock's reading at New), so
 // the head fits in one atomic word.
@@ -39,6 +42,8 @@ type entry[T any] struct {
 	expiration time.Duration
 }
 
+func earlier[T any](a, b entry[T]) bool { return a.expiration < b.expiration }
+
 // DelayQueue holds values until their expiration. All methods are safe for
 // concurrent use, except that at most one goroutine may be inside Wait at a
 // time.
@@ -54,6 +59,10 @@ type DelayQueue[T any] struct {
 
 	mu sync.Mutex // protects the fields below, and orders every use of alarm
 	pq *pq.Queue[entry[T]]
+	// slot, for a NewIndexed queue, returns the word each value keeps for
+	// the queue: its position in pq plus one, 0 while it is not queued.
+	// The queue writes it, with mu held, whenever the value moves.
+	slot func(T) *int
 	// armedAt is what the alarm is set to, or Never when it is disarmed or
 	// has rung. Invariant, whenever mu is free: armedAt is the head's
 	// expiration plus the grace in force when it was set, or Never for an
@@ -74,11 +83,25 @@ func New[T any](clock Clock) *DelayQueue[T] {
 		alarm:   clock.NewAlarm(),
 		kick:    make(chan struct{}, 1),
 		armedAt: Never,
-		pq: pq.New(func(a, b entry[T]) bool {
-			return a.expiration < b.expiration
-		}),
+		pq:      pq.New(earlier[T]),
 	}
 	q.next.Store(int64(Never))
+	return q
+}
+
+// NewIndexed is New for values that can be removed before they are due (see
+// Remove). slot(v) must return the address of a word that v keeps for the
+// queue, 0 when v is made: the queue stores v's position there while v is
+// queued, with its lock held, and 0 again when v leaves. Reading the word is
+// the queue's business only. A value may be in the queue at most once: Offer
+// panics for a value already queued.
+func NewIndexed[T any](clock Clock, slot func(T) *int) *DelayQueue[T] {
+	if slot == nil {
+		panic("delayqueue: NewIndexed called with nil slot")
+	}
+	q := New[T](clock)
+	q.slot = slot
+	q.pq = pq.NewIndexed(earlier[T], func(e entry[T], i int) { *slot(e.value) = i + 1 })
 	return q
 }
 
@@ -105,15 +128,26 @@ func (q *DelayQueue[T]) Now() time.Duration {
 }
 
 // Offer adds v, to be taken once the clock reaches expiration (a duration
-// since the epoch). It never blocks on the waiter.
+// since the epoch). On a NewIndexed queue that holds v already, it moves v to
+// the new expiration instead. It never blocks on the waiter.
 func (q *DelayQueue[T]) Offer(v T, expiration time.Duration) {
 	q.mu.Lock()
-	q.pq.Push(entry[T]{value: v, expiration: expiration})
+	defer q.mu.Unlock()
+	e := entry[T]{value: v, expiration: expiration}
+	if q.slot != nil {
+		if i := *q.slot(v) - 1; i >= 0 {
+			q.pq.Set(i, e)
+			if i == 0 || *q.slot(v) == 1 { // it was or is the head
+				q.headChangedLocked()
+			}
+			return
+		}
+	}
+	q.pq.Push(e)
 	if expiration < time.Duration(q.next.Load()) {
 		q.next.Store(int64(expiration))
 		q.rearmLocked()
 	}
-	q.mu.Unlock()
 }
 
 // Next returns the head's expiration, or Never if the queue is empty, without
@@ -153,13 +187,40 @@ func (q *DelayQueue[T]) PollDueIf(now time.Duration, is func(T) bool) (v T, ok b
 		return v, false
 	}
 	q.pq.Pop()
+	q.headChangedLocked()
+	return head.value, true
+}
+
+// Remove takes v out of a NewIndexed queue before it is due, and reports
+// whether it was there. When v was the head, the alarm moves on to the next
+// head (or is disarmed), so the waiter does not wake for v. Remove panics on
+// a queue made by New.
+func (q *DelayQueue[T]) Remove(v T) bool {
+	if q.slot == nil {
+		panic("delayqueue: Remove on a queue made by New, not NewIndexed")
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	i := *q.slot(v) - 1
+	if i < 0 {
+		return false
+	}
+	q.pq.Remove(i)
+	if i == 0 {
+		q.headChangedLocked()
+	}
+	return true
+}
+
+// headChangedLocked publishes the new head's expiration and moves the alarm
+// to it.
+func (q *DelayQueue[T]) headChangedLocked() {
 	next := Never
 	if h, ok := q.pq.Peek(); ok {
 		next = h.expiration
 	}
 	q.next.Store(int64(next))
 	q.rearmLocked()
-	return head.value, true
 }
 
 // Wait blocks until the head is due (plus the grace, see SetGrace), Kick is
