@@ -6,7 +6,7 @@
 // The load is a server's at rest: -stops timers a second armed at -deadline
 // and stopped -stop later (a request that finishes in time), and -fires
 // timers a second armed the same way and left to fire (a request that times
-// out). One goroutine drives it on a 1 ms loop, arming the timers due by
+// out). One goroutine drives it on a -loop period (1 ms), arming the timers due by
 // then at an even rate, every (stops+fires)/fires-th of them left to fire,
 // and stopping those armed -stop ago; so that the wheel's timers spread
 // over its buckets as a server's do. "none" runs the same loop with no
@@ -61,6 +61,7 @@ type config struct {
 	stop     time.Duration
 	fires    float64
 	stops    float64
+	loop     time.Duration
 	duration time.Duration
 }
 
@@ -79,6 +80,10 @@ func main() {
 	// Issue 17's light load: 30 timeouts and 3,000 finished requests a second.
 	flag.Float64Var(&c.fires, "fires", 30, "timers left to fire per second")
 	flag.Float64Var(&c.stops, "stops", 3000, "timers stopped per second")
+	// 1 ms spreads the timers over the wheel's first-level buckets as a
+	// server's requests do; a longer period suits a load with few timers
+	// (-stops 0 -loop 33ms: each fire alone, the wheel's poller woken for it).
+	flag.DurationVar(&c.loop, "loop", time.Millisecond, "the load's period, at most -stop")
 	flag.DurationVar(&c.duration, "duration", 10*time.Second, "the measured window")
 	flag.Parse()
 
@@ -92,8 +97,8 @@ func main() {
 		}
 		c.deadlines = append(c.deadlines, d)
 	}
-	if err == nil && (c.fires <= 0 || c.stops < 0) {
-		err = fmt.Errorf("-fires must be positive and -stops not negative")
+	if err == nil && (c.fires <= 0 || c.stops < 0 || c.loop <= 0 || (c.stops > 0 && c.loop > c.stop)) {
+		err = fmt.Errorf("-fires must be positive, -stops not negative, -loop positive and, with stops, at most -stop")
 	}
 	if err == nil {
 		switch c.role {
@@ -132,7 +137,7 @@ func drive(c config) error {
 			for _, l := range order {
 				cmd := exec.CommandContext(ctx, self, "-role", "load", "-lib", l, "-deadline", d.String(),
 					"-tick", c.tick.String(), "-stop", c.stop.String(), "-fires", fmt.Sprint(c.fires),
-					"-stops", fmt.Sprint(c.stops), "-duration", c.duration.String())
+					"-stops", fmt.Sprint(c.stops), "-loop", c.loop.String(), "-duration", c.duration.String())
 				cmd.Stderr = os.Stderr
 				out, err := cmd.Output() // waits: the child is reaped, or killed with ctx
 				if err != nil {
@@ -180,9 +185,9 @@ func load(c config) error {
 			fires.Add(1)
 		}
 	}
-	rate := c.fires + c.stops                   // arms per second
-	every := max(1, int64(rate/c.fires+0.5))    // every every-th timer fires
-	loop := time.Millisecond                    // the load's own period
+	rate := c.fires + c.stops                // arms per second
+	every := max(1, int64(rate/c.fires+0.5)) // every every-th timer fires
+	loop := c.loop
 	warmup := c.deadline + c.stop + time.Second // fires in the window come from arms under load
 	var pending []armed                         // oldest first
 	var nArmed, nStops, nMissed, failedStops, lateStops int64
@@ -252,7 +257,7 @@ func load(c config) error {
 	}
 	res := results.FireCost{
 		Workload: "firecost", Lib: c.lib, GOMAXPROCS: runtime.GOMAXPROCS(0),
-		DeadlineMs: measure.Ms(c.deadline), StopMs: measure.Ms(c.stop), FiresPerS: c.fires, StopsPerS: c.stops,
+		DeadlineMs: measure.Ms(c.deadline), StopMs: measure.Ms(c.stop), FiresPerS: c.fires, StopsPerS: c.stops, LoopMs: measure.Ms(loop),
 		WarmupS: warmup.Seconds(), DurationS: c.duration.Seconds(),
 		CPUS: (e.cpu - begin.cpu).Seconds(), Armed: e.armed - begin.armed, Stops: e.stops - begin.stops,
 		Fires: e.fires - begin.fires, Early: early.Load(), Missed: nMissed, LateStops: lateStops, Wakeups: -1, Fired: -1,

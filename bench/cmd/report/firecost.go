@@ -13,7 +13,7 @@ var fireCostLibs = []string{"wheel", "runtime", "none"}
 
 // fireCostPoint is one load of bench/cmd/firecost.
 type fireCostPoint struct {
-	deadlineMs, firesPerS, stopsPerS float64
+	deadlineMs, firesPerS, stopsPerS, loopMs float64
 }
 
 // fireCostRow is one library at one load, over every round.
@@ -34,7 +34,7 @@ type fireCostRow struct {
 }
 
 func fireCostRows(runs []fireCost) []fireCostRow {
-	at := func(x fireCost) fireCostPoint { return fireCostPoint{x.DeadlineMs, x.FiresPerS, x.StopsPerS} }
+	at := func(x fireCost) fireCostPoint { return fireCostPoint{x.DeadlineMs, x.FiresPerS, x.StopsPerS, x.LoopMs} }
 	var points []fireCostPoint
 	for _, x := range runs {
 		if !slices.Contains(points, at(x)) {
@@ -42,7 +42,8 @@ func fireCostRows(runs []fireCost) []fireCostRow {
 		}
 	}
 	slices.SortFunc(points, func(a, b fireCostPoint) int {
-		return cmp.Or(cmp.Compare(a.stopsPerS, b.stopsPerS), cmp.Compare(a.firesPerS, b.firesPerS), cmp.Compare(a.deadlineMs, b.deadlineMs))
+		return cmp.Or(cmp.Compare(b.stopsPerS, a.stopsPerS), cmp.Compare(a.firesPerS, b.firesPerS),
+			cmp.Compare(a.loopMs, b.loopMs), cmp.Compare(a.deadlineMs, b.deadlineMs))
 	})
 	find := func(pt fireCostPoint, round int, lib string) (fireCost, bool) {
 		for _, x := range runs {
@@ -104,11 +105,18 @@ func (r *report) fireCostSection(b *md) {
 	x := r.fireCost[0]
 	b.p("## 9a. A timer that fires, at light load")
 	b.p("")
-	b.p("A server at rest, in one process per library: one goroutine on a 1 ms loop arms timers at an even")
-	b.p("rate and stops each %g ms after arming, but for every timer in a hundred or so, left to fire: %g", x.StopMs, x.StopsPerS)
-	b.p("stops and %g fires a second. The wheel is `timingwheel.New(%g ms, 512)`; the runtime's timers are", x.FiresPerS, x.TickMs)
+	b.p("A server at rest, in one process per library: one goroutine on a loop of the period the table gives")
+	b.p("arms timers at an even rate and stops each %g ms after arming, but for a few, left to fire: e.g.", x.StopMs)
+	b.p("3000 stops and 30 fires a second, one timer in 101 left to fire. The wheel is")
+	tick := 0.0
+	for _, w := range r.fireCost {
+		if w.Lib == "wheel" {
+			tick = w.TickMs
+		}
+	}
+	b.p("`timingwheel.New(%g ms, 512)`; the runtime's timers are", tick)
 	b.p("time.AfterFunc; \"none\" is the same loop with no timer. CPU is the whole process's (user+sys,")
-	b.p("getrusage) over %g s after a warm-up of the deadline plus %g s, so that the timers firing in the", x.DurationS, x.WarmupS-x.DeadlineMs/1000-x.StopMs/1000)
+	b.p("getrusage) over %g s after a warm-up of the deadline plus %g s, so that the timers firing in the", x.DurationS, math.Round(1000*x.WarmupS-x.DeadlineMs-x.StopMs)/1000)
 	b.p("window were armed under the same load. The processes run one at a time, every library once per")
 	b.p("deadline in each round, in an order that turns each round. A Stop made before the deadline that")
 	b.p("returns false, or a timer that fires early, fails the run.")
@@ -129,12 +137,12 @@ func (r *report) fireCostSection(b *md) {
 		if x.early > 0 {
 			early = fmt.Sprintf("**%d**", x.early)
 		}
-		rows = append(rows, []string{fmt.Sprintf("%g", x.deadlineMs), name, fmt.Sprint(x.rounds), num(x.cpu),
+		rows = append(rows, []string{fmt.Sprintf("%g / %g / %g", x.firesPerS, x.stopsPerS, x.loopMs), fmt.Sprintf("%g", x.deadlineMs), name, fmt.Sprint(x.rounds), num(x.cpu),
 			f(x.perFire, "%.0f"), f(x.share, "%.0f"), times(x.ratio), f(x.perOp, "%.0f"),
 			fmt.Sprintf("%.0f", x.fires), fmt.Sprintf("%.0f", x.stops), f(x.wakeups, "%.0f"), f(x.wakeupsPerFire, "%.2f"),
 			early, fmt.Sprintf("%d / %d", x.missed, x.late)})
 	}
-	b.table([]string{"deadline ms", "library", "rounds", "CPU s", "CPU per fired timer µs", "… less the loop's µs",
+	b.table([]string{"fires/s / stops/s / loop ms", "deadline ms", "library", "rounds", "CPU s", "CPU per fired timer µs", "… less the loop's µs",
 		"per fired timer ÷ runtime", "CPU per AfterFunc or Stop ns", "fires", "stops", "wheel wake-ups",
 		"… per fired timer", "early fires", "late loops / late stops"}, rows)
 	b.p("Medians over rounds; \"less the loop's\" subtracts the no-timer process's CPU in the same round")

@@ -148,6 +148,7 @@ type FireCost struct {
 	StopMs     float64 `json:"stop_ms"`     // how long after arming a timer is stopped
 	FiresPerS  float64 `json:"fires_per_s"` // asked for: timers left to fire
 	StopsPerS  float64 `json:"stops_per_s"` // asked for: timers stopped
+	LoopMs     float64 `json:"loop_ms"`     // the load's period
 	WarmupS    float64 `json:"warmup_s"`
 	DurationS  float64 `json:"duration_s"`
 
