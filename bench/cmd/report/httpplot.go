@@ -66,7 +66,7 @@ func (r *report) httpPlot(path string) error {
 	p.Legend.Add("parity", parity)
 	p.X.Tick.Marker = ticks
 	// Room above the highest point for the legend.
-	p.Y.Min, p.Y.Max = math.Min(0.8, lo-0.05), math.Max(1.2, hi)+0.1*float64(len(deadlines)+1)
+	p.Y.Min, p.Y.Max = math.Min(0.8, lo-0.05), math.Max(1.2, hi)+0.05*float64(len(deadlines)+1)
 	p.X.Min, p.X.Max = xmin/1.3, xmax*1.3
 	return p.Save(6*vg.Inch, 4*vg.Inch, path)
 }
