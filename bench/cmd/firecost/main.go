@@ -219,17 +219,15 @@ func load(c config) error {
 			nMissed++ // the loop ran late by more than one period
 		}
 		for ; nArmed < due; nArmed++ {
-			if nArmed%every == 0 {
-				if timers != nil {
-					timers.AfterFunc(c.deadline, fire(time.Now()))
-				}
-				continue
-			}
+			// Read before arming, so that a timer fires at or after at+deadline.
+			at := time.Now()
 			var h lib.Handle
 			if timers != nil {
-				h = timers.AfterFunc(c.deadline, fire(time.Now()))
+				h = timers.AfterFunc(c.deadline, fire(at))
 			}
-			pending = append(pending, armed{h: h, at: time.Now()})
+			if nArmed%every != 0 {
+				pending = append(pending, armed{h: h, at: at})
+			}
 		}
 		// Stop the timers armed -stop ago.
 		i := 0
