@@ -1,5 +1,5 @@
 # make demo   the main job: the wheel beside time.AfterFunc on a simulated server (needs only Go)
-# make test   vet, then every package's tests under -race, Redis and timerd included (installs and
+# make test   vet, then every module's tests under -race, Redis, timerd and bench included (installs and
 #             starts Redis, installs Chromium for the dashboard's browser test)
 # make timerd the delayed-task service on 127.0.0.1:8080, against the Redis that scripts/redis.sh starts
 # make bench  benchmarks and docs/BENCHMARKS.md (BENCH_QUICK=1 for a run under 5 minutes)
@@ -25,9 +25,12 @@ vet:
 	cd bench && $(GO) vet ./...
 	cd timerd && $(GO) vet ./...
 
+# bench/'s own tests, not its benchmarks; redisbench's needs Redis and runs
+# in test-redis.
 test-core:
 	$(GO) test -race -count=1 -timeout 8m ./...
-	cd examples/cron && $(GO) test -race -count=1 ./...
+	cd examples/cron && $(GO) test -race -count=1 -timeout 3m ./...
+	cd bench && $(GO) test -race -count=1 -timeout 5m ./...
 
 # The Redis servers are started and stopped by pid by scripts/redis.sh, even
 # when the tests fail. timerd's tests run on the same servers; its dashboard's
@@ -40,7 +43,8 @@ test-redis:
 	. ./.redis/env; \
 	(cd rediswheel && REDISWHEEL_REQUIRE=1 $(GO) test -race -count=1 -timeout 8m ./...); \
 	(cd rediswheel/rwmetrics && REDISWHEEL_REQUIRE=1 $(GO) test -race -count=1 -timeout 8m ./...); \
-	(cd timerd && TIMERD_REQUIRE=1 TIMERD_ARTIFACTS=$(CURDIR)/.artifacts $(GO) test -race -count=1 -timeout 8m ./...)
+	(cd timerd && TIMERD_REQUIRE=1 TIMERD_ARTIFACTS=$(CURDIR)/.artifacts $(GO) test -race -count=1 -timeout 8m ./...); \
+	(cd bench && $(GO) test -race -count=1 -timeout 5m ./redisbench)
 
 # Root-package benchmarks against the runtime's timers, in one run; each
 # HeapPerTimer iteration arms a million timers, so it runs once per count.

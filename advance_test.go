@@ -36,7 +36,7 @@ func TestCallersAdvanceTheWheel(t *testing.T) {
 	// time. Callers turn it on when they reach a due bucket before the
 	// alarm, which on a FakeClock they never do; do it for them.
 	clock.Advance(tick)
-	require.Equal(t, tick, <-firedAt)
+	require.Equal(t, tick, awaitSignal(t, firedAt, "the first alarm"))
 	require.Equal(t, uint64(1), tw.Stats().Wakeups)
 	// The callback ran on its own goroutine, possibly before the poller
 	// released the advancer; a caller finding it held leaves the work to
@@ -53,7 +53,7 @@ func TestCallersAdvanceTheWheel(t *testing.T) {
 		select {
 		case at := <-firedAt:
 			require.Equal(t, time.Duration(k)*tick, at)
-		case <-time.After(10 * time.Second):
+		case <-time.After(semWait):
 			t.Fatalf("the caller did not flush the bucket due at %d ms", k)
 		}
 	}
@@ -71,12 +71,12 @@ func TestCallersAdvanceTheWheel(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 		require.Empty(t, firedAt, "the alarm rang before its grace")
 		clock.Advance(time.Nanosecond)
-		<-firedAt
+		awaitSignal(t, firedAt, "the alarm after its grace")
 		require.Equal(t, wakeups, tw.Stats().Wakeups)
 	}
 	arm(tick)
 	clock.Advance(tick)
-	<-firedAt
+	awaitSignal(t, firedAt, "the alarm on time")
 	require.Equal(t, uint64(4), tw.Stats().Wakeups, "the grace stayed on though callers had stopped")
 }
 
@@ -96,10 +96,10 @@ func TestCallerWorkIsBounded(t *testing.T) {
 	}
 	clock.Advance(time.Millisecond)
 	tw.AfterFunc(time.Hour, func() {}).Stop()
-	require.Eventually(t, func() bool { return len(fired) == callerBudget }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return len(fired) == callerBudget }, semWait, time.Millisecond)
 	time.Sleep(10 * time.Millisecond)
 	require.Len(t, fired, callerBudget, "one caller did more than its budget")
 	tw.step() // what the kicked poller does
-	require.Eventually(t, func() bool { return len(fired) == n }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return len(fired) == n }, semWait, time.Millisecond)
 	require.Zero(t, tw.Len())
 }

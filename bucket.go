@@ -159,13 +159,20 @@ func (b *bucket) retarget() {
 	if b.level == 0 || b.expiration == noExpiration || n == 0 || n > retargetMax {
 		return
 	}
-	first := int64(never)
+	// Never past the last tick of b's slot, which holds the old
+	// expiration: a timer Reset to later stays in its bucket (see holds)
+	// with a due tick maybe far past it, and a bucket still queued once the
+	// current slot has moved past its own would be shared with the next
+	// rotation of its slot, and the flush would file timers back into the
+	// bucket it is emptying.
+	w := b.shard.wheel
+	shift := uint(b.level) * w.bits
+	first := (b.expiration>>shift+1)<<shift - 1
 	for _, t := range b.timers[b.taken:] {
 		first = min(first, t.due)
 	}
 	if first > b.expiration {
 		b.expiration = first
-		w := b.shard.wheel
 		w.queue.Offer(b, w.startOf(first)) // moves it
 	}
 }

@@ -46,7 +46,7 @@ func TestChannelTimersWithinTheHorizonAreReleasedWhenTheyFire(t *testing.T) {
 			require.Eventually(t, func() bool {
 				grown = liveObjects() - live
 				return grown < n
-			}, 10*time.Second, 10*time.Millisecond, "fired, abandoned short timers kept objects live")
+			}, semWait, 10*time.Millisecond, "fired, abandoned short timers kept objects live")
 			t.Logf("%d objects live after %d abandoned short timers fired", grown, n)
 			s = tw.Stats()
 			require.Equal(t, before.Pending, s.Pending)
@@ -92,13 +92,13 @@ func TestChannelTimersResetBeyondTheHorizonAreCollected(t *testing.T) {
 			require.Eventually(t, func() bool {
 				grown = liveObjects() - live
 				return grown < n
-			}, 10*time.Second, 10*time.Millisecond, "abandoned timers reset beyond the horizon kept objects live")
+			}, semWait, 10*time.Millisecond, "abandoned timers reset beyond the horizon kept objects live")
 			t.Logf("%d objects live after %d abandoned timers", grown, n)
 			var s Stats
 			require.Eventually(t, func() bool {
 				s = tw.Stats()
 				return s.Pending == before.Pending && s.Collected-before.Collected == n
-			}, 10*time.Second, 10*time.Millisecond, "the wheel still counts abandoned timers as pending")
+			}, semWait, 10*time.Millisecond, "the wheel still counts abandoned timers as pending")
 			fired := uint64(0)
 			if tc.fired {
 				fired = n

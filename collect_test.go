@@ -57,12 +57,12 @@ func TestAbandonedChannelTimersAreCollected(t *testing.T) {
 			require.Eventually(t, func() bool {
 				grown = liveObjects() - live
 				return grown < n
-			}, 10*time.Second, 10*time.Millisecond, "abandoned timers kept objects live")
+			}, semWait, 10*time.Millisecond, "abandoned timers kept objects live")
 			t.Logf("%d objects live after %d abandoned timers", grown, n)
 			require.Eventually(t, func() bool {
 				s := tw.Stats()
 				return s.Pending == before.Pending && s.Collected+s.Fired-before.Collected-before.Fired == n
-			}, 10*time.Second, 10*time.Millisecond, "the wheel still counts abandoned timers as pending: %+v", tw.Stats())
+			}, semWait, 10*time.Millisecond, "the wheel still counts abandoned timers as pending: %+v", tw.Stats())
 		})
 	}
 
@@ -74,7 +74,7 @@ func TestAbandonedChannelTimersAreCollected(t *testing.T) {
 		runtime.GC()
 		runtime.GC()
 		for range n {
-			<-fired
+			awaitSignal(t, fired, "a short timer's callback")
 		}
 	})
 
@@ -84,7 +84,7 @@ func TestAbandonedChannelTimersAreCollected(t *testing.T) {
 		runtime.GC()
 		select {
 		case <-c:
-		case <-time.After(10 * time.Second):
+		case <-time.After(semWait):
 			t.Fatal("After's channel, still held, never received")
 		}
 	})

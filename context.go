@@ -46,13 +46,14 @@ type ctxExtra struct {
 	stopParent  func() bool           // releases the registration with the parent
 }
 
-// A ctxHook is a function to call once the context is done: an AfterFunc's
-// f, on its own goroutine, or (sync) a wheel child's fire, called
-// directly so that a wheel child is done as soon as its parent's cancel
-// returns, as package context's children are.
+// A ctxHook is a function to call once the context is done, on the
+// goroutine that makes it done, before that goroutine's cancel returns: a
+// wheel child's fire, or the f of an AfterFunc registration, by which
+// package context watches the context for the children it makes on it. So
+// every child is done as soon as its parent's cancel returns, as package
+// context's children are.
 type ctxHook struct {
-	f    func()
-	sync bool
+	f func()
 }
 
 // ctxResult is why a context is done. It never changes once stored.
@@ -140,13 +141,21 @@ var closedchan = func() chan struct{} {
 // is already done; cancel is idempotent and releases the timer at once
 // (Len drops). A nil parent panics.
 //
-// Children made on it with context.WithCancel, context.WithTimeout,
-// context.AfterFunc and the like cost no goroutine while pending: the
-// context has an AfterFunc method, which package context uses instead of
-// starting a goroutine to watch it. They are done shortly after it, on a
-// goroutine started then, as package context does for any parent with an
-// AfterFunc method. Children made with the wheel's WithTimeout or
-// WithDeadline are done before its cancel returns.
+// Children made on it with context.WithCancel, context.WithTimeout and the
+// like, and the wheel's WithTimeout and WithDeadline, cost no goroutine while
+// pending, and are done (Done closed, Err set) by the time its cancel
+// returns, as package context's children are; at expiry, by the time the
+// wheel's callback that expires it returns. A context.AfterFunc on it runs
+// its f in a goroutine of its own, as package context does.
+//
+// One difference from package context: when parent is not a wheel context
+// (a package context, such as an http.Request's), the returned context learns
+// that parent is done on a goroutine that package context starts then, since
+// package context cancels synchronously only the contexts it made itself. So
+// once parent's cancel has returned, the context's Err and context.Cause
+// report parent's reason at once (they look at parent), but its Done channel
+// is closed, and its own children are done, a moment later, on that
+// goroutine. A parent made by a wheel has no such gap.
 //
 // On a stopped wheel the timer never fires: the context is done only by
 // cancel or by its parent.
@@ -236,10 +245,16 @@ func (tw *TimingWheel) withDeadline(parent context.Context, now, at time.Duratio
 func (c *timeoutCtx) watch(parent context.Context) {
 	var stop func() bool
 	if p, ok := parent.(*timeoutCtx); ok {
-		stop = p.addHook(&ctxHook{f: c.timer.f, sync: true})
+		var added bool
+		if stop, added = p.addHook(&ctxHook{f: c.timer.f}); !added {
+			c.timer.f() // p is done: so is c, before withDeadline returns
+			return
+		}
 	} else {
 		// For package context's contexts, and any with an AfterFunc
-		// method, this costs no goroutine until the parent is done.
+		// method, this costs no goroutine until the parent is done. Package
+		// context then calls c's fire on a goroutine of its own: it cancels
+		// synchronously only the contexts it made itself (see Err).
 		stop = context.AfterFunc(parent, c.timer.f)
 	}
 	s := c.shard()
@@ -331,30 +346,22 @@ func (c *timeoutCtx) finish(s *shard, r *ctxResult) {
 	}
 	s.mu.Unlock()
 	for h := range hooks {
-		if h.sync {
-			h.f()
-		} else {
-			go h.f()
-		}
+		h.f()
 	}
 	if stop != nil {
 		stop()
 	}
 }
 
-// addHook arranges for h to run once c is done, at once if it is, and
-// returns the function that cancels that.
-func (c *timeoutCtx) addHook(h *ctxHook) (stop func() bool) {
+// addHook arranges for h to run once c is done and returns the function
+// that cancels that; if c is done already it adds nothing and returns false,
+// and the caller decides where h runs.
+func (c *timeoutCtx) addHook(h *ctxHook) (stop func() bool, added bool) {
 	s := c.shard()
 	s.mu.Lock()
 	if c.result.Load() != nil {
 		s.mu.Unlock()
-		if h.sync {
-			h.f()
-		} else {
-			go h.f()
-		}
-		return func() bool { return false }
+		return nil, false
 	}
 	x := c.extraLocked()
 	if x.hooks == nil {
@@ -368,20 +375,36 @@ func (c *timeoutCtx) addHook(h *ctxHook) (stop func() bool) {
 		_, ok := x.hooks[h]
 		delete(x.hooks, h)
 		return ok
-	}
+	}, true
 }
 
-// AfterFunc arranges to call f in its own goroutine after the context is
-// done, with the semantics of context.AfterFunc(ctx, f): if the context is
-// done already, f starts at once; stop returns true if it stopped f from
-// being run, false if f has been started or already stopped. Package
-// context uses this method to watch the context for the children made on
-// it, instead of a goroutine each. A nil f panics.
+var stoppedHook = func() bool { return false }
+
+// AfterFunc arranges to call f after the context is done. Package context
+// calls this method (its afterFuncer interface) to watch the context for
+// each child it makes on it, with an f that cancels that child, so it must
+// behave as package context does for its own children: f is called on the
+// goroutine that makes the context done (its cancel, its parent's, or the
+// wheel's callback at expiry), before that cancel returns, so that the
+// child is done by then. If the context is done already, f is started at
+// once in a goroutine of its own: package context calls AfterFunc with the
+// child's lock held, which f takes. stop returns true if it stopped f from
+// being called, false if f has been called or started, or already stopped.
+//
+// context.AfterFunc(ctx, f) still runs f in its own goroutine: package
+// context passes this method an f that starts it there. Called directly, f
+// must not block, since the cancel that made the context done waits for it.
+// A nil f panics.
 func (c *timeoutCtx) AfterFunc(f func()) (stop func() bool) {
 	if f == nil {
 		panic("timingwheel: AfterFunc called on a context with nil func")
 	}
-	return c.addHook(&ctxHook{f: f})
+	stop, added := c.addHook(&ctxHook{f: f})
+	if !added {
+		go f()
+		return stoppedHook
+	}
+	return stop
 }
 
 // Deadline returns the deadline: WithDeadline's as given, or WithTimeout's
@@ -417,9 +440,11 @@ func (c *timeoutCtx) Done() <-chan struct{} {
 // Err returns nil while the context is not done, and then why it is done.
 //
 // A parent that is not a wheel context tells its wheel children on a
-// goroutine of its own when it is done; Err does not wait for that, so that
-// a child's Err is non-nil as soon as its parent's is, as with package
-// context.
+// goroutine of its own when it is done (package context cancels at once only
+// the contexts it made itself); Err does not wait for that but looks at the
+// parent, and finishes the context if the parent is done, so that a child's
+// Err, and context.Cause through Value, are set as soon as its parent's are,
+// as with package context. Done's channel is closed by that goroutine.
 func (c *timeoutCtx) Err() error {
 	if r := c.result.Load(); r != nil {
 		return r.err
@@ -439,10 +464,10 @@ func (c *timeoutCtx) Err() error {
 // Cause finds the cause of a context done with a cause other than its error.
 func (c *timeoutCtx) Value(key any) any {
 	if k := cancelCtxKey(); k != nil && key == k {
-		if r := c.result.Load(); r != nil {
-			return r.carrier
+		if c.Err() == nil { // Err learns at once of a done parent
+			return nil // not done, so no cause; and package context then uses AfterFunc
 		}
-		return nil // not done, so no cause; and package context then uses AfterFunc
+		return c.result.Load().carrier
 	}
 	return c.parent.Value(key)
 }

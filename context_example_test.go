@@ -28,7 +28,11 @@ func ExampleTimingWheel_WithTimeout() {
 	fmt.Println("before:", ctx.Err())
 
 	clock.Advance(50 * time.Millisecond)
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case <-time.After(time.Minute): // bounds the wait: prints what Output does not expect
+		fmt.Println("not done within a minute")
+	}
 	fmt.Println("after:", ctx.Err())
 	// Output:
 	// deadline: 00:00:00.050
@@ -45,7 +49,11 @@ func ExampleWithTimeoutCause() {
 	child, cancelChild := context.WithCancel(ctx) // no goroutine to watch ctx
 	defer cancelChild()
 
-	<-child.Done()
+	select {
+	case <-child.Done():
+	case <-time.After(time.Minute):
+		fmt.Println("not done within a minute")
+	}
 	fmt.Println(ctx.Err())
 	fmt.Println(context.Cause(child))
 	// Output:

@@ -40,7 +40,11 @@ func ExampleTimingWheel_AfterFunc() {
 		fmt.Println("fired, not early:", time.Since(start) >= 20*time.Millisecond)
 		close(done)
 	})
-	<-done
+	select {
+	case <-done:
+	case <-time.After(time.Minute): // bounds the wait: prints what Output does not expect
+		fmt.Println("did not fire within a minute")
+	}
 
 	// A timer stopped in time never runs, and Stop says so.
 	t := tw.AfterFunc(time.Hour, func() { fmt.Println("never printed") })
@@ -61,8 +65,12 @@ func ExampleTimingWheel_NewTimer() {
 
 	start := time.Now()
 	t := tw.NewTimer(10 * time.Millisecond)
-	fired := <-t.C // the time it fired
-	fmt.Println("not early:", fired.Sub(start) >= 10*time.Millisecond)
+	select {
+	case fired := <-t.C: // the time it fired
+		fmt.Println("not early:", fired.Sub(start) >= 10*time.Millisecond)
+	case <-time.After(time.Minute):
+		fmt.Println("did not fire within a minute")
+	}
 
 	// As with time.Timer since Go 1.23, Reset discards a value not yet
 	// received, so nothing stale arrives on C.
@@ -97,7 +105,12 @@ func ExampleTimingWheel_ScheduleFunc() {
 	})
 	for range 3 {
 		clock.Advance(time.Second)
-		fmt.Println("run at", <-runs)
+		select {
+		case at := <-runs:
+			fmt.Println("run at", at)
+		case <-time.After(time.Minute):
+			fmt.Println("no run within a minute")
+		}
 	}
 	fmt.Println("stopped:", t.Stop())
 	// Output:
@@ -116,7 +129,11 @@ func ExampleAfterFunc() {
 		fmt.Println("ran after at least 5ms:", time.Since(start) >= 5*time.Millisecond)
 		close(done)
 	})
-	<-done
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		fmt.Println("did not run within a minute")
+	}
 	// Output: ran after at least 5ms: true
 }
 
@@ -138,7 +155,12 @@ func ExampleFakeClock() {
 		fmt.Println("not yet at 89s")
 	}
 	clock.Advance(time.Second)
-	fmt.Println("fired at", (<-t.C).Sub(start))
+	select {
+	case fired := <-t.C:
+		fmt.Println("fired at", fired.Sub(start))
+	case <-time.After(time.Minute):
+		fmt.Println("did not fire within a minute")
+	}
 	// Output:
 	// not yet at 89s
 	// fired at 1m30s

@@ -113,7 +113,8 @@ func (p *pool) work() {
 
 // close lets the workers finish what is queued, then waits for them to exit;
 // called from a callback on one of the workers, it does not wait, since that
-// worker cannot exit before the callback returns.
+// worker cannot exit before the callback returns. Every Stop calls it, so it
+// may be called more than once, concurrently.
 func (p *pool) close(caller uint64) {
 	p.mu.Lock()
 	p.closed = true

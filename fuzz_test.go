@@ -30,9 +30,9 @@ func FuzzAPISequence(f *testing.F) {
 		}
 		// A hang (a flush that never ends) must become a crasher the fuzzer
 		// records, not a stalled worker.
-		watchdog := time.AfterFunc(10*time.Second, func() {
+		watchdog := time.AfterFunc(semWait, func() {
 			buf := make([]byte, 1<<20)
-			panic(fmt.Sprintf("FuzzAPISequence: one input ran for 10s:\n%s", buf[:runtime.Stack(buf, true)]))
+			panic(fmt.Sprintf("FuzzAPISequence: one input ran for %v:\n%s", semWait, buf[:runtime.Stack(buf, true)]))
 		})
 		defer watchdog.Stop()
 		cfg := modelConfigs[int(data[0])%len(modelConfigs)]

@@ -139,7 +139,7 @@ func TestStaleClockBehindATakenBucket(t *testing.T) {
 		t.Helper()
 		require.Eventually(t, func() bool {
 			return ran[0].Load() == want[0] && ran[1].Load() == want[1] && ran[2].Load() == want[2]
-		}, 5*time.Second, time.Millisecond, "ran %v %v %v, want %v", ran[0].Load(), ran[1].Load(), ran[2].Load(), want)
+		}, semWait, time.Millisecond, "ran %v %v %v, want %v", ran[0].Load(), ran[1].Load(), ran[2].Load(), want)
 	}
 	waitRan([3]int32{1, 1, 0}) // late's 2 ms are past: it runs; early is due at 10
 	require.Equal(t, 1, tw.Len())

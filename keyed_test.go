@@ -351,7 +351,7 @@ func requireArmingsEnd(t *testing.T, all []*keyedArmingCount) {
 		}
 		return n
 	}
-	require.Eventually(t, func() bool { return ended() >= len(all) }, 10*time.Second, time.Millisecond,
+	require.Eventually(t, func() bool { return ended() >= len(all) }, semWait, time.Millisecond,
 		"armings neither run nor prevented")
 	var ran int
 	for i, a := range all {
@@ -427,7 +427,7 @@ func TestKeyedStressSameKeyRaces(t *testing.T) {
 					ran += int64(a.ran.Load())
 				}
 				return ran+prevented.Load() >= int64(len(all))
-			}, 10*time.Second, time.Millisecond, "armings neither run nor prevented")
+			}, semWait, time.Millisecond, "armings neither run nor prevented")
 			require.Equal(t, int64(len(all)), ran+prevented.Load(), "armings = ran + prevented")
 			for i, a := range all {
 				require.LessOrEqual(t, a.ran.Load(), int32(1), "arming %d ran more than once", i)
@@ -508,7 +508,7 @@ func TestKeyedDueAtOnce(t *testing.T) {
 				select {
 				case i := <-done:
 					got[i] = true
-				case <-time.After(10 * time.Second):
+				case <-time.After(semWait):
 					t.Fatal("a key due at once did not run")
 				}
 			}

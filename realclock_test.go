@@ -11,13 +11,16 @@ import (
 )
 
 // Real-clock tests of the promise every Go wheel measured breaks: a timer
-// never fires before its duration has elapsed. Lateness is only loosely
-// bounded, as this machine is noisy.
+// never fires before its duration has elapsed. Lateness is bounded only by
+// what means "stuck": a loaded 2-core machine under -race makes timers
+// seconds late, and that is no bug. The phase of schedules and tickers, which
+// lateness would hide here, is pinned on a FakeClock (schedule_test.go,
+// ticker_test.go).
 
 const (
 	neverEarlyTimers = 3000
 	maxNeverEarlyD   = 300 * time.Millisecond
-	looseLateness    = time.Second
+	looseLateness    = semWait
 )
 
 var realTicks = []time.Duration{time.Millisecond, 5 * time.Millisecond, 10 * time.Millisecond}
@@ -46,7 +49,7 @@ func TestRealClockAfterFuncNeverEarly(t *testing.T) {
 						wg.Done()
 					})
 				}
-				wg.Wait()
+				waitWithin(t, &wg, "every AfterFunc ran")
 				var worst time.Duration
 				for i, d := range ds {
 					require.GreaterOrEqual(t, ranAfter[i], d, "timer %d fired %v early", i, d-ranAfter[i])
@@ -80,7 +83,7 @@ func TestRealClockNewTimerNeverEarly(t *testing.T) {
 				case v := <-tm.C: // the time it fired, on the monotonic clock
 					require.GreaterOrEqual(t, v.Sub(starts[i]), ds[i], "timer %d sent a value early", i)
 					require.Less(t, v.Sub(starts[i])-ds[i], looseLateness, "timer %d", i)
-				case <-time.After(10 * time.Second):
+				case <-time.After(semWait):
 					t.Fatalf("timer %d (d=%v) sent nothing", i, ds[i])
 				}
 			}
@@ -89,7 +92,7 @@ func TestRealClockNewTimerNeverEarly(t *testing.T) {
 }
 
 // The k-th run of Every(interval) never starts before start + k*interval,
-// and runs do not drift: the schedule keeps up over many intervals.
+// and the schedule keeps running over many intervals.
 func TestRealClockScheduleNeverEarly(t *testing.T) {
 	for _, tick := range realTicks {
 		t.Run(fmt.Sprintf("tick=%v", tick), func(t *testing.T) {
@@ -128,7 +131,7 @@ func TestRealClockScheduleNeverEarly(t *testing.T) {
 					}
 				})
 			}
-			wg.Wait()
+			waitWithin(t, &wg, fmt.Sprintf("%d runs of every schedule", runs))
 		})
 	}
 }
@@ -153,7 +156,7 @@ func TestIdleWheelDoesNotWake(t *testing.T) {
 				settled := w == last
 				last = w
 				return settled
-			}, 10*time.Second, 50*time.Millisecond)
+			}, semWait, 50*time.Millisecond)
 			before := tw.Stats()
 			time.Sleep(time.Second)
 			after := tw.Stats()

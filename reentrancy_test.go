@@ -27,7 +27,7 @@ func TestStopFromOwnCallbackEveryMode(t *testing.T) {
 			})
 			select {
 			case <-done:
-			case <-time.After(5 * time.Second):
+			case <-time.After(semWait):
 				t.Fatal("Stop called from a callback did not return")
 			}
 			tw.Stop() // idempotent, and now waits for the poller and workers
@@ -67,7 +67,7 @@ func TestCallbacksMayUseTheWheel(t *testing.T) {
 			require.True(t, self.Reset(time.Millisecond))
 			select {
 			case <-done:
-			case <-time.After(5 * time.Second):
+			case <-time.After(semWait):
 				t.Fatal("a callback that re-arms itself stalled")
 			}
 		})

@@ -142,10 +142,10 @@ func TestScheduleStopFromItsOwnRun(t *testing.T) {
 			close(ready)
 			for k := 1; k <= 3; k++ {
 				clock.Advance(time.Millisecond)
-				require.Equal(t, k, <-runs)
+				require.Equal(t, k, awaitSignal(t, runs, "a run"))
 			}
-			require.True(t, <-stops, "Stop inside the third run prevents the fourth")
-			require.False(t, <-stops)
+			require.True(t, awaitSignal(t, stops, "the third run's Stop"), "Stop inside the third run prevents the fourth")
+			require.False(t, awaitSignal(t, stops, "the second Stop"))
 			clock.Advance(10 * time.Millisecond)
 			time.Sleep(20 * time.Millisecond)
 			require.Empty(t, runs, "a run started after Stop returned true")
@@ -157,8 +157,8 @@ func TestScheduleStopFromItsOwnRun(t *testing.T) {
 func TestPackageLevelFunctionsUseTheDefaultWheel(t *testing.T) {
 	start := time.Now()
 	tm := NewTimer(2 * time.Millisecond)
-	require.GreaterOrEqual(t, (<-tm.C).Sub(start), 2*time.Millisecond)
-	require.GreaterOrEqual(t, (<-After(time.Millisecond)).Sub(start), time.Millisecond)
+	require.GreaterOrEqual(t, receiveWithin(t, tm.C, "NewTimer(2ms)").Sub(start), 2*time.Millisecond)
+	require.GreaterOrEqual(t, receiveWithin(t, After(time.Millisecond), "After(1ms)").Sub(start), time.Millisecond)
 	done := make(chan struct{})
 	var n atomic.Int32 // runs may overlap
 	s := ScheduleFunc(Every(time.Millisecond), func() {
@@ -166,7 +166,7 @@ func TestPackageLevelFunctionsUseTheDefaultWheel(t *testing.T) {
 			close(done)
 		}
 	})
-	<-done
+	awaitSignal(t, done, "three runs of ScheduleFunc")
 	require.True(t, s.Stop())
 	require.Same(t, Default(), Default())
 	require.Equal(t, int64(DefaultTick), Default().tick)
@@ -222,7 +222,7 @@ func TestScheduleStopCancelsARunNotYetBegun(t *testing.T) {
 	clock.Advance(time.Millisecond)
 	<-busy // the only worker is taken
 	clock.Advance(time.Millisecond)
-	require.Eventually(t, func() bool { return tw.Stats().Fired == 2 }, 5*time.Second, time.Millisecond,
+	require.Eventually(t, func() bool { return tw.Stats().Fired == 2 }, semWait, time.Millisecond,
 		"the schedule's first run is handed to the pool")
 	require.True(t, tm.Stop(), "the schedule had runs ahead")
 	close(release)

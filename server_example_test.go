@@ -1,21 +1,29 @@
 package timingwheel_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-timingwheel/timingwheel"
 )
 
-// idleListener closes every connection it accepts once it has been idle for
-// idle: each Read that returns data pushes the connection's wheel timer
-// back. One wheel serves every connection; Reset to a later deadline touches
-// no bucket, so a busy connection costs a clock read and a lock per read.
+// idleListener gives every connection it accepts an idle timer on the wheel,
+// which closes the connection once it has been idle for idle; with
+// idleConnState as the http.Server's ConnState hook, the timer runs only
+// while the connection has no request in progress. One wheel serves every
+// connection; Reset to a later deadline touches no bucket.
+//
+// Idle means between requests, as for http.Server's IdleTimeout: a timer
+// pushed back only by reads would close a connection whose handler takes
+// longer than idle to answer, in the middle of its request.
 type idleListener struct {
 	net.Listener
 	tw   *timingwheel.TimingWheel
@@ -27,6 +35,7 @@ func (l idleListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Armed at once: a connection that never sends a request is idle too.
 	ic := &idleConn{Conn: c, idle: l.idle}
 	ic.timer = l.tw.AfterFunc(l.idle, func() { c.Close() })
 	return ic, nil
@@ -38,61 +47,101 @@ type idleConn struct {
 	idle  time.Duration
 }
 
-func (c *idleConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	if n > 0 {
-		c.timer.Reset(c.idle)
-	}
-	return n, err
-}
-
 func (c *idleConn) Close() error {
 	c.timer.Stop()
 	return c.Conn.Close()
 }
 
-// An idle timeout per connection, on a wheel: the listener wraps each
-// connection so that every read resets its timer, and the timer closes a
-// connection that stays silent.
+// idleConnState is the http.Server's ConnState hook: net/http calls it with
+// the connection the listener returned (inside a *tls.Conn with TLS) when a
+// request begins (StateActive: stop the timer, however long the handler
+// takes) and when the connection waits for the next one (StateIdle: arm it
+// again). A request that begins just as the timer fires may find its
+// connection closed, as with http.Server's IdleTimeout.
+func idleConnState(c net.Conn, state http.ConnState) {
+	if tc, ok := c.(interface{ NetConn() net.Conn }); ok { // *tls.Conn
+		c = tc.NetConn()
+	}
+	ic, ok := c.(*idleConn)
+	if !ok {
+		return
+	}
+	switch state {
+	case http.StateActive:
+		ic.timer.Stop()
+	case http.StateIdle:
+		ic.timer.Reset(ic.idle)
+	}
+}
+
+// newIdleServer serves h on 127.0.0.1 with an idle timeout on the wheel.
+func newIdleServer(tw *timingwheel.TimingWheel, idle time.Duration, h http.Handler) (*http.Server, net.Listener, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, nil, err
+	}
+	ln = idleListener{Listener: ln, tw: tw, idle: idle}
+	srv := &http.Server{Handler: h, ConnState: idleConnState}
+	go srv.Serve(ln)
+	return srv, ln, nil
+}
+
+// workHandler answers /work?ms=N after N milliseconds.
+var workHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	ms, err := strconv.Atoi(r.URL.Query().Get("ms"))
+	if err != nil {
+		http.Error(w, "ms: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	time.Sleep(time.Duration(ms) * time.Millisecond)
+	fmt.Fprintf(w, "worked %dms\n", ms)
+})
+
+// An idle timeout per connection of an http.Server, on a wheel: the listener
+// gives each connection a timer that closes it, and the server's ConnState
+// hook stops the timer while a request is in progress and arms it again when
+// the connection goes idle, so a handler slower than the idle timeout keeps
+// its connection.
 func Example_idleTimeoutListener() {
 	tw, err := timingwheel.New(time.Millisecond, 512)
 	if err != nil {
 		panic(err)
 	}
-	defer tw.Stop()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	defer tw.Stop() // last: after the server has closed
+	const idle = 300 * time.Millisecond
+	srv, ln, err := newIdleServer(tw, idle, workHandler)
 	if err != nil {
 		panic(err)
 	}
-	ln = idleListener{Listener: ln, tw: tw, idle: 300 * time.Millisecond}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go io.Copy(c, c) // echo until the connection is closed
-		}
-	}()
+	defer srv.Close()
 
 	conn, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		panic(err)
 	}
 	defer conn.Close()
-	buf := make([]byte, 4)
-	for range 3 { // active: each read on the server pushes the timeout back
-		time.Sleep(10 * time.Millisecond)
-		conn.Write([]byte("ping"))
-		io.ReadFull(conn, buf)
+	conn.SetReadDeadline(time.Now().Add(30 * time.Second)) // no read below waits longer
+	r := bufio.NewReader(conn)
+	sent := time.Now()
+	// Two requests slower than the idle timeout, on one keep-alive
+	// connection; sent at once (pipelined), so that the connection is never
+	// idle for long between them however late this goroutine runs.
+	fmt.Fprint(conn, strings.Repeat("GET /work?ms=450 HTTP/1.1\r\nHost: example\r\n\r\n", 2))
+	for range 2 {
+		resp, err := http.ReadResponse(r, nil)
+		if err != nil {
+			fmt.Println("request cut:", err)
+			return
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		fmt.Print(resp.StatusCode, " ", string(body))
 	}
-	fmt.Println("still open while it talks:", string(buf))
-	start := time.Now()
-	_, err = conn.Read(buf) // silent: the server closes it, 300 ms after its last read
-	fmt.Println("closed after the idle timeout:", err == io.EOF, time.Since(start) >= 200*time.Millisecond)
+	_, err = r.ReadByte() // idle now: the server closes it idle after the last response
+	fmt.Println("closed after the idle timeout:", err == io.EOF, time.Since(sent) >= 2*450*time.Millisecond+idle)
 	// Output:
-	// still open while it talks: ping
+	// 200 worked 450ms
+	// 200 worked 450ms
 	// closed after the idle timeout: true true
 }
 
@@ -113,10 +162,10 @@ func Example_requestDeadlineMiddleware() {
 	if err != nil {
 		panic(err)
 	}
-	defer tw.Stop()
+	defer tw.Stop() // last: after the server has closed
 	slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
-		case <-time.After(time.Second): // work that takes too long
+		case <-time.After(time.Minute): // work that takes too long
 			fmt.Fprintln(w, "done")
 		case <-r.Context().Done():
 			http.Error(w, r.Context().Err().Error(), http.StatusGatewayTimeout)

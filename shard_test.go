@@ -17,7 +17,7 @@ func TestArmingMovesOffABusyShard(t *testing.T) {
 	defer tw.Stop()
 	busy := tw.lockShard() // the shard this P uses, now held
 	var stuck atomic.Bool
-	watchdog := time.AfterFunc(5*time.Second, func() {
+	watchdog := time.AfterFunc(semWait, func() {
 		stuck.Store(true)
 		busy.mu.Unlock()
 	})

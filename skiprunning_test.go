@@ -35,7 +35,7 @@ func TestScheduleSkipIfStillRunning(t *testing.T) {
 			sched := tm.owner.schedule
 
 			clock.Advance(time.Millisecond)
-			require.Equal(t, 1, <-started)
+			require.Equal(t, 1, awaitSignal(t, started, "the first run"))
 			for k := uint64(1); k <= 3; k++ {
 				clock.Advance(time.Millisecond)
 				waitFor(t, func() bool { return tw.Stats().Skipped == k })
@@ -43,7 +43,7 @@ func TestScheduleSkipIfStillRunning(t *testing.T) {
 			release <- struct{}{}
 			waitFor(t, func() bool { return !sched.running.Load() })
 			clock.Advance(time.Millisecond)
-			require.Equal(t, 2, <-started, "the run after the slow one returned")
+			require.Equal(t, 2, awaitSignal(t, started, "the run after the slow one"), "the run after the slow one returned")
 			st := tw.Stats()
 			require.Equal(t, uint64(2), st.Fired, "skipped runs are not fired")
 			require.Equal(t, uint64(3), st.Skipped)
@@ -55,7 +55,7 @@ func TestScheduleSkipIfStillRunning(t *testing.T) {
 			waitFor(t, func() bool { return !sched.running.Load() })
 			tm.Reset(time.Millisecond)
 			clock.Advance(time.Millisecond)
-			require.Equal(t, 3, <-started)
+			require.Equal(t, 3, awaitSignal(t, started, "the run after Reset"))
 			require.True(t, tm.Stop())
 			close(release)
 		})
@@ -71,7 +71,7 @@ func TestScheduleSkipIfStillRunning(t *testing.T) {
 	tm := tw.ScheduleFunc(Every(time.Millisecond), func() { started <- struct{}{}; <-release })
 	for range 3 {
 		clock.Advance(time.Millisecond)
-		<-started
+		awaitSignal(t, started, "an overlapping run")
 	}
 	require.True(t, tm.Stop())
 	close(release)
@@ -82,7 +82,7 @@ func TestScheduleSkipIfStillRunning(t *testing.T) {
 // goroutine after a FakeClock's Advance.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	require.Eventually(t, cond, 10*time.Second, 100*time.Microsecond)
+	require.Eventually(t, cond, semWait, 100*time.Microsecond, "condition not met within %v", semWait)
 }
 
 // On the real clock, with runs slower than the schedule's period and Stop

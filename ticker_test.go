@@ -181,7 +181,10 @@ func TestTickerSlowReceiverDropsTicks(t *testing.T) {
 		defer tk.Stop()
 		time.Sleep(10 * d)
 		o.note("after a stall of ten periods, a tick waiting: %v", !nothingOn(c, 0))
-		n := 0
+		// A burst sends the ten missed ticks at once. Without one, a tick
+		// comes once a period at most, however late the window closes on
+		// a loaded machine: the bound is the window's length as measured.
+		n, window := 0, time.Now()
 		for deadline := time.After(5 * d); ; n++ {
 			select {
 			case <-c:
@@ -190,9 +193,10 @@ func TestTickerSlowReceiverDropsTicks(t *testing.T) {
 			}
 			break
 		}
-		o.note("no burst: %v", n <= 6)
-		if n > 6 {
-			t.Logf("%d ticks in five periods after a stall", n)
+		periods := int(time.Since(window) / d)
+		o.note("no burst: %v", n <= periods+1)
+		if n > periods+1 {
+			t.Logf("%d ticks in %d periods after a stall", n, periods)
 		}
 	})
 }
@@ -436,12 +440,12 @@ func TestTickerNeverEarly(t *testing.T) {
 								d, i, v.Sub(start), now.Sub(start), earliest.Sub(start))
 						}
 					}
-					if late := time.Since(start) - n*d; late > 2*time.Second {
+					if late := time.Since(start) - n*d; late > semWait {
 						t.Errorf("period %v: %d ticks took %v longer than %d periods", d, n, late, n)
 					}
 				}()
 			}
-			wg.Wait()
+			waitWithin(t, &wg, "every ticker's ticks")
 		})
 	}
 }
@@ -492,13 +496,13 @@ func TestTickersAbandonedAreCollected(t *testing.T) {
 			require.Eventually(t, func() bool {
 				grown = liveObjects() - live
 				return grown < int64(tc.n)
-			}, 10*time.Second, 10*time.Millisecond, "abandoned tickers kept objects live")
+			}, semWait, 10*time.Millisecond, "abandoned tickers kept objects live")
 			t.Logf("%d objects live after %d abandoned tickers", grown, tc.n)
 			var s Stats
 			require.Eventually(t, func() bool {
 				s = tw.Stats()
 				return s.Pending == before.Pending && s.Collected-before.Collected == uint64(tc.n)
-			}, 10*time.Second, 10*time.Millisecond, "the wheel still counts abandoned tickers as pending")
+			}, semWait, 10*time.Millisecond, "the wheel still counts abandoned tickers as pending")
 		})
 	}
 
@@ -565,7 +569,7 @@ func TestTickerStressStopReset(t *testing.T) {
 			}
 		}()
 	}
-	wg.Wait()
+	waitWithin(t, &wg, "the Stop rounds")
 	shared.Stop()
 	close(done)
 	t.Logf("shared ticker: %d ticks received", <-received)

@@ -21,7 +21,7 @@ import (
 
 const (
 	churnFor   = 300 * time.Millisecond // per implementation
-	looseLate  = time.Second            // lateness that means "stuck", not "slow"
+	looseLate  = semWait                // lateness that means "stuck", not "slow"
 	churnProcs = 4                      // goroutines per implementation, on 2 cores
 	minRaces   = 25                     // per goroutine, however long they take
 )
@@ -476,18 +476,21 @@ func TestTimeSemanticsNeverEarly(t *testing.T) {
 }
 
 // The value on C is the time the timer fired, not the time it was received
-// (tick_test.go's TestAfterTimes). A very late poller could make one attempt
-// fail, so each implementation has a few.
+// (tick_test.go's TestAfterTimes). A late poller makes an attempt fail (the
+// timer fired after the read began), so each attempt reads twice as late as
+// the one before: the last waits 25.6 s, more than any load makes a poller
+// late.
 func TestTimeSemanticsValueIsTheExpiryTime(t *testing.T) {
-	const (
-		d        = 10 * time.Millisecond
-		readLate = 200 * time.Millisecond
-	)
+	const d = 10 * time.Millisecond
 	for _, m := range []apiMaker{apiWheel, apiDefault, apiTime} {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
 			api := m.open(t)
-			for attempt := range 5 {
+			readLate := 200 * time.Millisecond
+			for attempt := range 8 {
+				if attempt > 0 {
+					readLate *= 2
+				}
 				start := time.Now()
 				_, c := api.newTimer(d)
 				time.Sleep(readLate)

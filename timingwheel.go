@@ -116,30 +116,48 @@ func (tw *TimingWheel) timeOf(ns time.Duration) time.Time { return tw.epoch.Add(
 
 // Stop stops the wheel: its poller exits, pending timers are dropped (they
 // never fire, and the wheel no longer references them), and later AfterFunc,
-// NewTimer and Reset calls return at once and never fire. Stop is idempotent
-// and safe to call concurrently; it returns once the poller has exited and,
-// with WithWorkerPool, once the callbacks already queued have run. Callbacks
-// already started on their own goroutines are not waited for, and a Stop
-// called from a callback running on the poller (WithInlineCallbacks) or a
-// worker (WithWorkerPool) does not wait for that goroutine, which exits when
-// the callback returns.
+// NewTimer and Reset calls return at once and never fire. Contexts made by
+// WithTimeout and WithDeadline on the wheel are then done only by their
+// cancel or their parent, never by their deadline: Stop neither fires them
+// (that would be early) nor cancels them. So a server stops its wheel last,
+// after http.Server.Shutdown has returned; otherwise a handler waiting for
+// its deadline waits until its client goes away, and Shutdown waits out its
+// own context.
+//
+// Stop is idempotent and safe to call concurrently, from any goroutine,
+// callbacks included. Every call made outside the wheel's callbacks returns
+// once the wheel has wholly stopped: its poller has exited and, with
+// WithWorkerPool, the callbacks already queued have run and the workers have
+// exited; concurrent calls all wait for that. A call from a callback running
+// on the poller (WithInlineCallbacks) or on a worker (WithWorkerPool) stops
+// the wheel just the same but does not wait for the wheel's callback
+// goroutines, its own among them, which exit once their callbacks return (a
+// worker's call still waits for the poller, which never waits for a
+// callback). Callbacks running on their own goroutines (the default) are not
+// waited for.
 func (tw *TimingWheel) Stop() {
+	// The Once covers only what must happen once and never waits, so that a
+	// callback's Stop cannot block behind a Stop that waits for that
+	// callback's goroutine.
 	tw.stopOnce.Do(func() {
 		tw.stopped.Store(true)
 		for i := range tw.shards {
 			tw.shards[i].stop()
 		}
 		close(tw.exit)
-		var caller uint64
-		if tw.exec.mode != execGoroutine {
-			caller = goroutineID()
-		}
-		if caller == 0 || caller != tw.pollerID.Load() {
-			<-tw.done
-		}
-		tw.queue.Clear()
-		if tw.exec.pool != nil {
-			tw.exec.pool.close(caller)
-		}
 	})
+	var caller uint64
+	if tw.exec.mode != execGoroutine {
+		caller = goroutineID()
+	}
+	// pollerID is 0 until the poller runs; a caller's id never is.
+	if caller == 0 || caller != tw.pollerID.Load() {
+		<-tw.done
+	}
+	// Every call clears, which is idempotent: with the shards stopped no
+	// bucket is offered any more.
+	tw.queue.Clear()
+	if tw.exec.pool != nil {
+		tw.exec.pool.close(caller)
+	}
 }

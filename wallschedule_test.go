@@ -263,7 +263,7 @@ func TestWallScheduleSystemClock(t *testing.T) {
 		require.Equal(t, once.handed, once.handed.Round(0), "no monotonic reading")
 		require.False(t, once.handed.Before(before))
 	}
-	wg.Wait()
+	waitWithin(t, &wg, "every run")
 }
 
 // onceAt is a Scheduler of one run, d after the time it is first handed.

@@ -85,6 +85,39 @@ func (c *manualClock) armedAt(deadline time.Time) bool {
 	return c.alarm.deadline.Equal(deadline)
 }
 
+// waitLimit bounds every wait for the poller: what must happen happens
+// within it, even on a loaded 2-core machine under -race.
+const waitLimit = 30 * time.Second
+
+// receive waits, at most waitLimit, for the next value the poller takes.
+func receive[T any](t *testing.T, out <-chan T) T {
+	t.Helper()
+	select {
+	case v, ok := <-out:
+		require.True(t, ok, "the poller exited")
+		return v
+	case <-time.After(waitLimit):
+		t.Fatalf("the poller took nothing within %v", waitLimit)
+		panic("unreachable")
+	}
+}
+
+// drain waits, at most waitLimit, for the poller to exit after exit closed.
+func drain[T any](t *testing.T, out <-chan T) {
+	t.Helper()
+	deadline := time.After(waitLimit)
+	for {
+		select {
+		case _, ok := <-out:
+			if !ok {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("the poller did not exit within %v of its exit channel closing", waitLimit)
+		}
+	}
+}
+
 // pollAsync runs a poller, Wait then PollDue, in a goroutine and returns the
 // channel of what it takes.
 func pollAsync[T any](q *DelayQueue[T], exit chan struct{}) <-chan T {
@@ -194,15 +227,14 @@ func TestAlarmFollowsTheHead(t *testing.T) {
 	require.Zero(t, q.Wakeups(), "the waiter woke although nothing it waited for was due")
 
 	c.Advance(5 * time.Second)
-	require.Equal(t, 10, <-out)
+	require.Equal(t, 10, receive(t, out))
 	c.Advance(10 * time.Second)
-	require.Equal(t, 20, <-out)
-	require.Eventually(t, func() bool { return q.Wakeups() == 2 }, 5*time.Second, time.Millisecond)
+	require.Equal(t, 20, receive(t, out))
+	require.Eventually(t, func() bool { return q.Wakeups() == 2 }, waitLimit, time.Millisecond)
 	require.True(t, c.armedAt(time.Time{}), "the alarm of an empty queue stays armed")
 
 	close(exit)
-	for range out {
-	}
+	drain(t, out)
 }
 
 func TestGraceDelaysTheAlarm(t *testing.T) {
@@ -251,12 +283,11 @@ func TestPollEmptyQueueWaitsForOffer(t *testing.T) {
 	select {
 	case v := <-out:
 		require.Equal(t, 1, v)
-	case <-time.After(5 * time.Second):
+	case <-time.After(waitLimit):
 		t.Fatal("poller did not wake for an offer into an empty queue")
 	}
 	close(exit)
-	for range out {
-	}
+	drain(t, out)
 }
 
 func TestSystemClockNeverEarly(t *testing.T) {
@@ -269,14 +300,13 @@ func TestSystemClockNeverEarly(t *testing.T) {
 	}
 	var prev time.Duration
 	for i := 0; i < 6; i++ {
-		due := <-out
+		due := receive(t, out)
 		require.GreaterOrEqual(t, q.Now(), due, "polled %v before its expiration", due)
 		require.GreaterOrEqual(t, due, prev, "out of order")
 		prev = due
 	}
 	close(exit)
-	for range out {
-	}
+	drain(t, out)
 }
 
 func TestNowRange(t *testing.T) {

@@ -46,6 +46,32 @@ func TestDemoTiny(t *testing.T) {
 	}
 }
 
+// TestDemoProgressLines: on a terminal the progress line is rewritten in
+// place; piped, each progress report is a line of its own.
+func TestDemoProgressLines(t *testing.T) {
+	for _, live := range []bool{false, true} {
+		cfg := config{
+			Conns: 100, Duration: 300 * time.Millisecond, Rate: 1000,
+			Idle: time.Second, Deadline: 50 * time.Millisecond,
+			P50: time.Millisecond, P75: 2 * time.Millisecond,
+			Shards: 1, Tick: time.Millisecond, Size: 64, Seed: 1,
+			Live: live, Progress: 100 * time.Millisecond,
+		}
+		var out strings.Builder
+		run(cfg, runtimeBackend(), &out)
+		got := out.String()
+		if !strings.Contains(got, "resets/s") {
+			t.Fatalf("live %v: no progress printed: %q", live, got)
+		}
+		if live != strings.Contains(got, "\r") {
+			t.Errorf("live %v: output %q", live, got)
+		}
+		if !live && (strings.Count(got, "resets/s") != strings.Count(got, "\n") || !strings.HasSuffix(got, "\n")) {
+			t.Errorf("piped: want one line per progress report, got %q", got)
+		}
+	}
+}
+
 func TestHistogramQuantiles(t *testing.T) {
 	var h histogram
 	for i := 1; i <= 1000; i++ {

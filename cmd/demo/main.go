@@ -40,6 +40,7 @@ func main() {
 	flag.DurationVar(&cfg.Tick, "tick", time.Millisecond, "wheel tick")
 	flag.IntVar(&cfg.Size, "size", 512, "wheel size (slots per level)")
 	flag.Parse()
+	cfg.Live = isTerminal(os.Stdout)
 	if err := demo(cfg, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
@@ -112,3 +113,10 @@ func printTable(w io.Writer, cfg config, rt, tw result) {
 
 func mb(b uint64) float64        { return float64(b) / (1 << 20) }
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// isTerminal reports whether f is a terminal (a character device), where a
+// progress line may be rewritten in place.
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

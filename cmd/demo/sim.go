@@ -27,6 +27,24 @@ type config struct {
 	Tick     time.Duration // wheel tick
 	Size     int           // wheel size
 	Seed     uint64
+	// Live rewrites one progress line in place (\r) twice a second, for a
+	// terminal; otherwise a plain line is printed every few seconds, so
+	// that a pipe or a CI log gets lines, not one line thousands of
+	// characters long. Progress, if positive, replaces either interval.
+	Live     bool
+	Progress time.Duration
+}
+
+// progressEvery returns how often the progress line is printed.
+func (c config) progressEvery() time.Duration {
+	switch {
+	case c.Progress > 0:
+		return c.Progress
+	case c.Live:
+		return 500 * time.Millisecond
+	default:
+		return 5 * time.Second
+	}
 }
 
 // handle is what both timer kinds offer: *time.Timer and *timingwheel.Timer.
@@ -239,7 +257,9 @@ func run(cfg config, be backend, w io.Writer) result {
 		c.timer.Stop()
 	}
 	be.close()
-	fmt.Fprintln(w)
+	if cfg.Live {
+		fmt.Fprintln(w) // ends the line rewritten in place
+	}
 
 	return result{
 		Name:        be.name,
@@ -322,13 +342,14 @@ func (p *phase) drive(start time.Time, conns []*conn, s, shards int) {
 	}
 }
 
-// watch prints the progress line until done is closed and returns the
+// watch prints the progress line (see config.Live) until done is closed and returns the
 // peak heap and the most timers seen pending.
 func (p *phase) watch(start time.Time, done <-chan struct{}, w io.Writer) (peakHeap uint64, maxPending int64) {
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	lastPrint, lastResets, lastFires := start, int64(0), int64(0)
+	every := p.cfg.progressEvery()
 	for {
 		select {
 		case <-done:
@@ -340,11 +361,15 @@ func (p *phase) watch(start time.Time, done <-chan struct{}, w io.Writer) (peakH
 			}
 			pending := p.pending()
 			maxPending = max(maxPending, pending)
-			if dt := now.Sub(lastPrint).Seconds(); dt >= 0.5 {
+			if dt := now.Sub(lastPrint).Seconds(); dt >= every.Seconds() {
 				resets, fires := p.resets.Load(), p.fires.Load()
-				fmt.Fprintf(w, "\r  %-15s %5.1fs / %v   pending %9d   resets/s %9.0f   fires/s %8.0f   early %d ",
-					p.be.name, now.Sub(start).Seconds(), p.cfg.Duration, pending,
-					float64(resets-lastResets)/dt, float64(fires-lastFires)/dt, p.early.Load())
+				prefix, suffix := "\r", " "
+				if !p.cfg.Live {
+					prefix, suffix = "", "\n"
+				}
+				fmt.Fprintf(w, "%s  %-15s %5.1fs / %v   pending %9d   resets/s %9.0f   fires/s %8.0f   early %d%s",
+					prefix, p.be.name, now.Sub(start).Seconds(), p.cfg.Duration, pending,
+					float64(resets-lastResets)/dt, float64(fires-lastFires)/dt, p.early.Load(), suffix)
 				lastPrint, lastResets, lastFires = now, resets, fires
 			}
 		}

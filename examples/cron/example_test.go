@@ -9,8 +9,13 @@ import (
 )
 
 // A robfig/cron schedule is a timingwheel.Scheduler as it is. WallClock runs
-// it at its times by the wall clock, also across steps of the wall clock;
-// SkipIfStillRunning keeps a slow run from overlapping the next.
+// it at its times by the wall clock, also across steps of the wall clock.
+//
+// A job that can outlast its interval would add timingwheel.SkipIfStillRunning(),
+// as cron.SkipIfStillRunning does. This example does not: it moves the clock
+// as soon as it has read a run's time, and the run may not have returned by
+// then (reading what the job sent does not wait for the job to return), so a
+// run falling due at once after, as the one on resume does, would be skipped.
 //
 // The wheel runs on a FakeClock started in India (+05:30), so the "0 3 * * *"
 // spec, which is in the local zone, is handed times in that zone and runs at
@@ -29,11 +34,21 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	runs := make(chan time.Time)
-	job := tw.ScheduleFunc(spec, func() { runs <- clock.Wall() },
-		timingwheel.WallClock(), timingwheel.SkipIfStillRunning())
+	// Buffered, so that the job never waits for the example.
+	runs := make(chan time.Time, 4)
+	job := tw.ScheduleFunc(spec, func() { runs <- clock.Wall() }, timingwheel.WallClock())
 	defer job.Stop()
 
+	// ranAt waits for the job's next run, for a minute of real time at most,
+	// and says when by the wall clock it ran.
+	ranAt := func() string {
+		select {
+		case at := <-runs:
+			return at.Format("Jan 2 15:04 MST")
+		case <-time.After(time.Minute):
+			return "never: no run within a minute"
+		}
+	}
 	// waitForRun lets time pass a minute at a time until the run is due by
 	// the wall clock, and reports it.
 	waitForRun := func() {
@@ -41,7 +56,7 @@ func Example() {
 		for clock.Wall().Before(next) {
 			clock.Advance(time.Minute)
 		}
-		fmt.Println("ran at", (<-runs).Format("Jan 2 15:04 MST"))
+		fmt.Println("ran at", ranAt())
 	}
 	waitForRun()
 	// An NTP correction steps the wall clock back an hour: the next run
@@ -54,7 +69,7 @@ func Example() {
 	// is made up once, within a minute, not once per missed day.
 	clock.StepWall(60 * time.Hour)
 	clock.Advance(time.Minute)
-	fmt.Println("resumed; ran at", (<-runs).Format("Jan 2 15:04 MST"))
+	fmt.Println("resumed; ran at", ranAt())
 	waitForRun()
 
 	// Output:

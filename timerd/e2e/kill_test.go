@@ -13,7 +13,8 @@ import (
 // it sends are in flight. Every task not cancelled is delivered at least
 // once, none before its due time, none after its cancel returned, and the
 // tasks the killed process held are delivered by the survivor once their
-// lease is over.
+// lease is over. Nothing is timed but "not early": each step waits for the
+// event it needs, a minute at most, however slow the machine.
 func TestKillOneOfTwo(t *testing.T) { killOneOfTwo(t, standalone(t)) }
 
 // The same on a 3-master Redis Cluster: the namespace's shards are spread
@@ -42,23 +43,26 @@ func killOneOfTwo(t *testing.T, target redisTarget) {
 		due[key] = begin.Add(time.Second + time.Duration(i)*spread/n).Truncate(time.Millisecond)
 		ts.create(key, due[key], rc.url())
 	}
-	// Every fifth task, if it is still well ahead of its time, is cancelled.
+	// Every fifth task is cancelled: mostly still scheduled, but on a slow
+	// machine perhaps in flight (it then finishes as cancelled) or done (a
+	// retained task is forgotten); Cancel answers true for each.
 	cancelled := map[string]time.Time{} // key → when its cancel returned
 	for i := 0; i < n; i += 5 {
 		key := fmt.Sprintf("task/%03d", i)
-		if time.Until(due[key]) > 500*time.Millisecond {
-			require.True(t, ts.cancel(key), key)
-			cancelled[key] = time.Now()
-		}
+		require.True(t, ts.cancel(key), key)
+		cancelled[key] = time.Now()
 	}
-	require.Greater(t, len(cancelled), n/10, "too slow to cancel tasks before they were due")
 
-	// SIGKILL A once, half way through, the receiver is answering a
-	// callback A sent (its source port is one of A's sockets).
+	// SIGKILL A once a quarter of the tasks are delivered, at a moment the
+	// receiver is answering a callback A sent (its source port is one of
+	// A's sockets).
 	var killedAt time.Time
+	deadline := time.Now().Add(time.Minute)
 	for killedAt.IsZero() {
-		require.Less(t, time.Since(begin), time.Second+spread, "A never had a callback in flight")
-		if time.Since(begin) > time.Second+spread/2 {
+		done := len(rc.completed())
+		require.True(t, time.Now().Before(deadline) && done < n-len(cancelled),
+			"A never had a callback in flight after %d deliveries (%d done)\nA's log:\n%s", n/4, done, a.log())
+		if done >= n/4 {
 			mine := localPorts(a.cmd.Process.Pid)
 			for _, p := range rc.senders() {
 				if mine[p] {
@@ -70,7 +74,7 @@ func killOneOfTwo(t *testing.T, target redisTarget) {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	a.wait(5 * time.Second)
+	a.wait(time.Minute)
 
 	want := map[string]bool{}
 	for key := range due {
@@ -78,7 +82,7 @@ func killOneOfTwo(t *testing.T, target redisTarget) {
 			want[key] = true
 		}
 	}
-	deadline := time.Now().Add(spread + lease + 15*time.Second)
+	deadline = time.Now().Add(lease + time.Minute)
 	for {
 		done := rc.completed()
 		missing := 0
@@ -101,8 +105,8 @@ func killOneOfTwo(t *testing.T, target redisTarget) {
 		if c, ok := cancelled[d.key]; ok {
 			require.False(t, d.arrived.After(c), "%s delivered %v after its cancel returned", d.key, d.arrived.Sub(c))
 		}
-		if d.completed || d.arrived.After(killedAt) {
-			continue
+		if _, ok := cancelled[d.key]; ok || d.completed || d.arrived.After(killedAt) {
+			continue // a cancelled task in flight finishes as cancelled, even when its lease ends
 		}
 		// In flight in A when it died: B delivers it after the lease.
 		interrupted++
@@ -121,7 +125,7 @@ func killOneOfTwo(t *testing.T, target redisTarget) {
 		n, len(cancelled), len(all), interrupted)
 
 	b.signal(syscall.SIGTERM)
-	require.Equal(t, 0, b.wait(10*time.Second), b.log())
+	require.Equal(t, 0, b.wait(time.Minute), b.log())
 	st := w.stats(t)
 	require.Zero(t, st.Due+st.Scheduled+st.InFlight+st.Dead, "left in Redis: %+v", st)
 }

@@ -40,8 +40,13 @@ func environ(extra ...string) []string {
 	return append(env, extra...)
 }
 
+// startTimeout bounds a process's start, and its end once killed: generous,
+// for a loaded machine; a process that takes longer fails the test.
+const startTimeout = time.Minute
+
 // start runs timerd with args and env, waits until it logs that it
-// listens, and kills it (by pid) when t ends if it still runs.
+// listens, and kills it (by pid) when t ends if it still runs, even when t
+// failed.
 func start(t *testing.T, name string, env []string, args ...string) *proc {
 	t.Helper()
 	p := &proc{t: t, name: name, exited: make(chan struct{})}
@@ -56,7 +61,11 @@ func start(t *testing.T, name string, env []string, args ...string) *proc {
 	}
 	t.Cleanup(func() {
 		p.cmd.Process.Kill() // by pid; an error means it has exited
-		<-p.exited
+		select {
+		case <-p.exited:
+		case <-time.After(startTimeout):
+			t.Errorf("%s (pid %d) still not reaped %v after SIGKILL", name, p.cmd.Process.Pid, startTimeout)
+		}
 	})
 	listening := make(chan string, 1)
 	go p.read(stderr, listening)
@@ -64,8 +73,8 @@ func start(t *testing.T, name string, env []string, args ...string) *proc {
 	case p.addr = <-listening:
 	case <-p.exited:
 		t.Fatalf("%s exited before listening: %v\n%s", name, p.state, p.log())
-	case <-time.After(20 * time.Second):
-		t.Fatalf("%s did not log \"listening\" within 20s\n%s", name, p.log())
+	case <-time.After(startTimeout):
+		t.Fatalf("%s did not log \"listening\" within %v\n%s", name, startTimeout, p.log())
 	}
 	return p
 }
@@ -126,10 +135,14 @@ func run(t *testing.T, env []string, args ...string) (int, string) {
 	go func() { out, err = cmd.CombinedOutput(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(20 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("timerd %v ran 20s: it should have refused to start", args)
+	case <-time.After(startTimeout):
+		cmd.Process.Kill() // by pid
+		select {
+		case <-done:
+		case <-time.After(startTimeout):
+			t.Errorf("timerd %v (pid %d) still not reaped %v after SIGKILL", args, cmd.Process.Pid, startTimeout)
+		}
+		t.Fatalf("timerd %v ran %v: it should have refused to start", args, startTimeout)
 	}
 	if err != nil && cmd.ProcessState == nil {
 		t.Fatal(err)

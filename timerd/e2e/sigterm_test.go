@@ -12,18 +12,24 @@ import (
 	"github.com/go-timingwheel/timingwheel/rediswheel"
 )
 
-// SIGTERM stops a timerd cleanly (exit 0) within its grace, and loses
-// nothing: callbacks that finish within the grace are settled, the others
-// are cut short and their tasks released to Redis, due at once, with the
-// attempt not counted.
+// SIGTERM stops a timerd cleanly (exit 0) and loses nothing: callbacks that
+// finish within the grace are settled and the process exits when they have,
+// not at the end of the grace; the others are cut short at the end of the
+// grace, not waited for, and their tasks released to Redis, due at once,
+// with the attempt not counted. Grace and callbacks are far apart (60s
+// against 300ms), and the exit is waited for up to 30s, so that either way
+// a broken shutdown fails by what it does, however slow the machine.
 func TestSIGTERM(t *testing.T) {
 	t.Run("callbacks finish within the grace", func(t *testing.T) {
-		sigterm(t, 3*time.Second, 300*time.Millisecond)
+		sigterm(t, time.Minute, 300*time.Millisecond)
 	})
 	t.Run("callbacks outlast the grace", func(t *testing.T) {
-		sigterm(t, 300*time.Millisecond, 20*time.Second)
+		sigterm(t, 300*time.Millisecond, time.Minute)
 	})
 }
+
+// exitWithin bounds a stopping process's exit: under either case's minute.
+const exitWithin = 30 * time.Second
 
 func sigterm(t *testing.T, grace, slow time.Duration) {
 	const n, concurrency = 40, 8
@@ -37,16 +43,17 @@ func sigterm(t *testing.T, grace, slow time.Duration) {
 		ts.create(fmt.Sprintf("task/%02d", i), now, rc.url())
 	}
 
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for len(rc.senders()) == 0 {
-		require.True(t, time.Now().Before(deadline), "no callback in flight within 10s")
+		require.True(t, time.Now().Before(deadline), "no callback in flight within a minute")
 		time.Sleep(2 * time.Millisecond)
 	}
 	sent := time.Now()
 	p.signal(syscall.SIGTERM)
-	require.Equal(t, 0, p.wait(grace+10*time.Second), p.log())
-	took := time.Since(sent)
-	require.Less(t, took, grace+3*time.Second, "exit %v after SIGTERM, grace %v", took, grace)
+	// Before the grace ends (finishing callbacks), or before the
+	// callbacks would (cut short): either way well within a minute.
+	require.Equal(t, 0, p.wait(exitWithin), p.log())
+	t.Logf("exit %v after SIGTERM, grace %v, callbacks %v", time.Since(sent), grace, slow)
 
 	done := rc.completed()
 	var cut []string

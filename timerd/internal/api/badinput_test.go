@@ -44,6 +44,10 @@ func TestBadInput(t *testing.T) {
 			{"bad time", "POST", "/v1/tasks", with(`"key":"k","due_at":"tomorrow",` + cb), "", 400, "invalid_argument", "due_at"},
 			{"time without zone", "POST", "/v1/tasks", with(`"key":"k","due_at":"2030-01-01T00:00:00",` + cb), "", 400, "invalid_argument", "due_at"},
 			{"time before 1970", "POST", "/v1/tasks", with(`"key":"k","due_at":"1969-12-31T23:59:59Z",` + cb), "", 400, "invalid_argument", "due_at"},
+			// 1970 on its own clock, 1969-12-31T10:00:00Z as an instant.
+			{"time before 1970 in its offset", "POST", "/v1/tasks", with(`"key":"k","due_at":"1970-01-01T00:00:00+14:00",` + cb), "", 400, "invalid_argument", "due_at"},
+			{"the epoch", "POST", "/v1/tasks", with(`"key":"k","due_at":"1970-01-01T00:00:00Z",` + cb), "", 400, "invalid_argument", "due_at"},
+			{"reschedule before 1970 in its offset", "POST", "/v1/tasks/k/reschedule", `{"due_at":"1970-01-01T13:59:59.999+14:00"}`, "", 400, "invalid_argument", "due_at"},
 			{"bad delay", "POST", "/v1/tasks", with(`"key":"k","delay":"soon",` + cb), "", 400, "invalid_argument", "delay"},
 			{"negative delay", "POST", "/v1/tasks", with(`"key":"k","delay":"-1s",` + cb), "", 400, "invalid_argument", "delay"},
 			{"no callback", "POST", "/v1/tasks", with(`"key":"k","delay":"1s"`), "", 400, "invalid_argument", "callback"},

@@ -22,7 +22,8 @@ type shape map[string]shape
 var anyFields = shape{"*": nil}
 
 // decodeBody reads r's body into dst strictly: Content-Type application/json
-// (415 otherwise), at most maxBody bytes (413), exactly one JSON object, no
+// (415 otherwise), at most maxBody bytes (413), exactly one JSON object,
+// every string in it UTF-8 (checkUTF8: decoding would rewrite the others), no
 // field outside s (matched exactly: encoding/json alone would take "KEY" for
 // "key"), and values of dst's types; each 400 names the offending field.
 func decodeBody(w http.ResponseWriter, r *http.Request, maxBody int64, s shape, dst any) error {
@@ -37,6 +38,9 @@ func decodeBody(w http.ResponseWriter, r *http.Request, maxBody int64, s shape, 
 	}
 	if err != nil {
 		return invalid("", "reading the body: %v", err)
+	}
+	if err := checkUTF8(body); err != nil {
+		return err
 	}
 	d := json.NewDecoder(bytes.NewReader(body))
 	var v any

@@ -126,7 +126,7 @@ func (f *fixture) worker() {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); assert.NoError(f.t, f.q.Run(ctx, mux.Handler)) }()
-	f.t.Cleanup(func() { cancel(); wg.Wait() })
+	f.t.Cleanup(func() { cancel(); redistest.Within(f.t, "the worker to stop", wg.Wait) })
 }
 
 // eventually polls cond every 20ms for up to timeout.

@@ -55,8 +55,8 @@ type when struct {
 	relative bool
 }
 
-// parseWhen reads exactly one of due_at (RFC 3339 with a zone) and delay (a
-// Go duration, at least 0).
+// parseWhen reads exactly one of due_at (RFC 3339 with a zone, after the
+// Unix epoch) and delay (a Go duration, at least 0).
 func parseWhen(dueAt, delay *string) (when, error) {
 	switch {
 	case dueAt != nil && delay != nil:
@@ -77,8 +77,11 @@ func parseWhen(dueAt, delay *string) (when, error) {
 	if err != nil {
 		return when{}, invalid("due_at", "due_at must be an RFC 3339 time with a zone, such as \"2026-11-25T10:00:00Z\"")
 	}
-	if at.Year() < 1970 {
-		return when{}, invalid("due_at", "due_at must not be before 1970")
+	// The instant, not the year on its own clock: 1970-01-01T00:00:00+14:00
+	// is 1969-12-31T10:00:00Z. rediswheel keeps due times as Unix ms, 0
+	// meaning none, so the epoch itself would read back as no due time.
+	if !at.After(time.Unix(0, 0)) {
+		return when{}, invalid("due_at", "due_at must be after 1970-01-01T00:00:00Z")
 	}
 	return when{at: at}, nil
 }

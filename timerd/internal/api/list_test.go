@@ -76,7 +76,7 @@ func TestListPaging(t *testing.T) {
 			require.Less(t, pages, 1000, "the listing ends")
 		}
 		close(stop)
-		wg.Wait()
+		redistest.Within(t, "the churn to stop", wg.Wait)
 
 		for key := range stay {
 			assert.Equal(t, 1, seen[key], "%s listed once", key)

@@ -115,7 +115,7 @@ func TestOpenAPI(t *testing.T) {
 		f.do("POST", "/v1/tasks", createBody("a", "1h", "https://example.com/"))
 		f.do("POST", "/v1/tasks", createBody("gone", "0s", cb.URL+"/gone"))
 		f.do("POST", "/v1/tasks", createBody("ok", "0s", cb.URL+"/ok"))
-		eventually(t, 10*time.Second, "a dead and a done task", func() bool {
+		eventually(t, redistest.WaitBound, "a dead and a done task", func() bool {
 			r := f.do("GET", "/v1/stats", "")
 			tot := r.body["total"].(map[string]any)
 			return tot["dead"] == 1.0 && tot["retained"] == 1.0

@@ -56,10 +56,16 @@ func TestTaskLifecycle(t *testing.T) {
 		r = f.do("POST", path+"/reschedule", jsonBody(map[string]any{"due_at": later.Format(time.RFC3339Nano)}))
 		require.Equal(t, http.StatusOK, r.status, "%s", r.raw)
 		assert.Equal(t, later.Format(timeLayout), r.body["due_at"])
+		// A delay counts from the answering process's clock, read during
+		// the request: not before it began, not after it ended (to the ms).
+		before := time.Now()
 		r = f.do("POST", path+"/reschedule", `{"delay":"2h"}`)
+		after := time.Now()
 		require.Equal(t, http.StatusOK, r.status, "%s", r.raw)
-		got, _ := time.Parse(time.RFC3339, r.body["due_at"].(string))
-		assert.WithinDuration(t, time.Now().Add(2*time.Hour), got, 5*time.Second)
+		got, err := time.Parse(time.RFC3339, r.body["due_at"].(string))
+		require.NoError(t, err)
+		assert.False(t, got.Before(before.Add(2*time.Hour).Truncate(time.Millisecond)), "due %v, request began %v", got, before)
+		assert.False(t, got.After(after.Add(2*time.Hour+time.Millisecond)), "due %v, request ended %v", got, after)
 
 		r = f.do("DELETE", path, "")
 		require.Equal(t, http.StatusOK, r.status, "%s", r.raw)
@@ -89,7 +95,10 @@ func TestDeliveryStates(t *testing.T) {
 					w.WriteHeader(http.StatusGone)
 				}
 			case "/slow":
-				<-release
+				select {
+				case <-release:
+				case <-r.Context().Done():
+				}
 			}
 		}))
 		defer cb.Close()
@@ -106,7 +115,7 @@ func TestDeliveryStates(t *testing.T) {
 			s, _ := r.body["state"].(string)
 			return s
 		}
-		eventually(t, 10*time.Second, "done, dead, in flight", func() bool {
+		eventually(t, redistest.WaitBound, "done, dead, in flight", func() bool {
 			return state("ok") == "done" && state("gone") == "dead" && state("slow") == "in_flight"
 		})
 
@@ -148,7 +157,7 @@ func TestDeliveryStates(t *testing.T) {
 		r = f.do("POST", "/v1/dead/gone/requeue", `{}`)
 		require.Equal(t, http.StatusOK, r.status, "%s", r.raw)
 		assert.Equal(t, map[string]any{"requeued": true}, r.body)
-		eventually(t, 10*time.Second, "the requeued task done", func() bool { return state("gone") == "done" })
+		eventually(t, redistest.WaitBound, "the requeued task done", func() bool { return state("gone") == "done" })
 
 		r = f.do("GET", "/v1/stats", "")
 		require.Equal(t, http.StatusOK, r.status, "%s", r.raw)
@@ -180,8 +189,13 @@ func TestCreateRace(t *testing.T) {
 			}()
 		}
 		count := map[int]int{}
-		for range n {
-			count[<-codes]++
+		for i := range n {
+			select {
+			case code := <-codes:
+				count[code]++
+			case <-time.After(redistest.WaitBound):
+				t.Fatalf("%d of %d creates answered within %v: %v", i, n, redistest.WaitBound, count)
+			}
 		}
 		assert.Equal(t, map[int]int{201: 1, 200: n - 1}, count)
 	})
@@ -214,6 +228,24 @@ func TestForbiddenDestination(t *testing.T) {
 }
 
 var errNoSuchHost = &url.Error{Op: "lookup", URL: "nowhere.invalid", Err: context.DeadlineExceeded}
+
+// TestDueAtIsAnInstant: due_at is checked and kept as an instant, whatever
+// its offset: the first millisecond after the epoch, written at +14:00, is
+// stored and read back as that instant (the epoch itself and anything
+// before it are refused: TestBadInput).
+func TestDueAtIsAnInstant(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, c redis.UniversalClient) {
+		f := newFixture(t, c, rediswheel.Options{})
+		r := f.do("POST", "/v1/tasks", `{"key":"k","due_at":"1970-01-01T14:00:00.001+14:00","callback":{"url":"https://e.com/","method":"POST"}}`)
+		require.Equal(t, http.StatusCreated, r.status, "%s", r.raw)
+		assert.Equal(t, "1970-01-01T00:00:00.001Z", r.body["due_at"], "%s", r.raw)
+		r = f.do("POST", "/v1/tasks/k/reschedule", `{"due_at":"1969-12-31T19:00:00.002-05:00"}`)
+		require.Equal(t, http.StatusOK, r.status, "%s", r.raw)
+		assert.Equal(t, "1970-01-01T00:00:00.002Z", r.body["due_at"], "%s", r.raw)
+		r = f.do("GET", "/v1/tasks/k", "")
+		assert.Equal(t, "1970-01-01T00:00:00.002Z", r.body["due_at"], "%s", r.raw)
+	})
+}
 
 func TestUnavailable(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})

@@ -1,9 +1,12 @@
 package auth
 
 import (
+	"bytes"
+	"encoding/base64"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -90,4 +93,46 @@ func TestClearSession(t *testing.T) {
 	require.Len(t, cookies, 1)
 	assert.Equal(t, CookieName, cookies[0].Name)
 	assert.Less(t, cookies[0].MaxAge, 0)
+}
+
+// A session is good for SessionTTL from its login, and no longer: a cookie
+// that leaked stops working by itself, even though logging out cannot
+// revoke it (the server keeps no sessions).
+func TestSessionsExpire(t *testing.T) {
+	c := New("s3cret")
+	login := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	now := login
+	c.now = func() time.Time { return now }
+	w := httptest.NewRecorder()
+	c.SetSession(w, httptest.NewRequest("POST", "/ui/login", nil))
+	ck := w.Result().Cookies()[0]
+	assert.Equal(t, int(SessionTTL/time.Second), ck.MaxAge, "the browser forgets it when it expires")
+	for _, tc := range []struct {
+		at   time.Duration // after the login
+		want bool
+	}{
+		{0, true}, {time.Hour, true}, {SessionTTL - time.Second, true},
+		{SessionTTL, false}, {SessionTTL + time.Hour, false}, {365 * 24 * time.Hour, false},
+		{-time.Minute, true}, {-2 * time.Minute, false}, // issued ahead of this clock: a minute of skew
+	} {
+		now = login.Add(tc.at)
+		assert.Equal(t, tc.want, c.Valid(request("", ck.Value)), "%v after the login", tc.at)
+	}
+}
+
+// Each login gets a cookie of its own (a nonce beside the time), and a
+// cookie whose time or nonce was changed is no session.
+func TestSessionsAreUniqueAndSigned(t *testing.T) {
+	c := New("s3cret")
+	a, b := session(t, c), session(t, c)
+	assert.NotEqual(t, a, b, "two logins, one cookie")
+	raw, err := base64.RawURLEncoding.DecodeString(a)
+	require.NoError(t, err)
+	for i := range raw {
+		bad := bytes.Clone(raw)
+		bad[i] ^= 1
+		assert.False(t, c.Valid(request("", base64.RawURLEncoding.EncodeToString(bad))), "byte %d changed", i)
+	}
+	assert.False(t, c.Valid(request("", a[:len(a)-1])), "cut short")
+	assert.False(t, c.Valid(request("", a+"A")), "lengthened")
 }

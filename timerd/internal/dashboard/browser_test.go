@@ -21,6 +21,7 @@ import (
 	"github.com/go-timingwheel/timingwheel/rediswheel"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/api"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/auth"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/redistest"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/schedules"
 )
 
@@ -193,10 +194,10 @@ func waitGone(t *testing.T, profile string) {
 		}
 		return pids
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(redistest.WaitBound)
 	for pids := ours(); len(pids) > 0; pids = ours() {
 		if time.Now().After(deadline) {
-			t.Errorf("browser processes %v still running 5s after the browser closed; killing them", pids)
+			t.Errorf("browser processes %v still running %v after the browser closed; killing them", pids, redistest.WaitBound)
 			for _, pid := range pids {
 				syscall.Kill(pid, syscall.SIGKILL)
 			}

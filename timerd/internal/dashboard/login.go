@@ -36,8 +36,9 @@ func (d *dashboard) loginForm(w http.ResponseWriter, r *http.Request) {
 }
 
 // login checks the token typed into the form; if it is right, the browser
-// gets the session cookie (auth.Checker.SetSession: an HMAC of the token,
-// HttpOnly, SameSite=Strict) and goes to the overview. A wrong token gets the
+// gets a session cookie (auth.Checker.SetSession: signed by a key derived
+// from the token, good for auth.SessionTTL, HttpOnly, SameSite=Strict) and
+// goes to the overview. A wrong token gets the
 // form again with 401, and a log line: the token should be long enough that
 // guessing is hopeless, and the log is where an operator sees someone try.
 func (d *dashboard) login(w http.ResponseWriter, r *http.Request) {
@@ -62,8 +63,9 @@ func (d *dashboard) logoutForm(w http.ResponseWriter, r *http.Request) {
 	d.render(w, r, http.StatusOK, "logout", "Log out", nil)
 }
 
-// logout clears the session cookie. It is a POST (a button on every page),
-// so that another site cannot log an operator out with a link.
+// logout clears the session cookie in this browser (a copy elsewhere stays
+// good until it expires: auth's package doc). It is a POST (a button on
+// every page), so that another site cannot log an operator out with a link.
 func (d *dashboard) logout(w http.ResponseWriter, r *http.Request) {
 	d.Auth.ClearSession(w)
 	http.Redirect(w, r, "/ui/login", http.StatusSeeOther)

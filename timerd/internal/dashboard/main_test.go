@@ -33,7 +33,7 @@ import (
 func TestMain(m *testing.M) {
 	// After a failed dial go-redis keeps one goroutine probing the address
 	// once a second, even past Close (rediswheel's TestMain says the same).
-	goleak.VerifyTestMain(m, redistest.IgnoreTryDial)
+	goleak.VerifyTestMain(redistest.HoldRedisLog(m), redistest.IgnoreTryDial)
 }
 
 // required skips t, or fails it under TIMERD_REQUIRE=1, for the missing what.
@@ -132,16 +132,18 @@ func fixture(t testing.TB, q *rediswheel.Queue, dead, done []string, due, schedu
 	defer func() { // even when eventually fails: no worker outlives the test
 		if !stopped {
 			stop()
-			<-ran
+			redistest.Within(t, "the fixture's Run to return", func() { <-ran })
 		}
 	}()
-	eventually(t, 10*time.Second, "the fixture's deliveries", func() bool {
+	eventually(t, redistest.WaitBound, "the fixture's deliveries", func() bool {
 		st, err := q.Stats(ctx)
 		return err == nil && st.Total.Dead == int64(len(dead)) && st.Total.Retained == int64(len(done))
 	})
 	stop()
 	stopped = true
-	if err := <-ran; err != nil {
+	var err error
+	redistest.Within(t, "the fixture's Run to return", func() { err = <-ran })
+	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range due {

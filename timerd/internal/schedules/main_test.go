@@ -14,7 +14,7 @@ import (
 // The tests run against real Redis, standalone and cluster, found by
 // package redistest; each works in a namespace of its own.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, redistest.IgnoreTryDial)
+	goleak.VerifyTestMain(redistest.HoldRedisLog(m), redistest.IgnoreTryDial)
 }
 
 // newQueue is a Queue on a fresh namespace.

@@ -23,6 +23,8 @@ type call struct {
 	at        time.Time
 }
 
+func (c call) String() string { return c.path + " " + c.key + " at " + c.at.Format(time.RFC3339Nano) }
+
 // receiver records the callbacks an httptest server gets.
 type receiver struct {
 	mu    sync.Mutex
@@ -58,10 +60,73 @@ func occurrence(t *testing.T, key string) (periodic string, at time.Time) {
 	return rest[:i], time.UnixMilli(ms)
 }
 
+// waitCalls polls rec until done holds for the calls since t, or fails
+// after redistest.WaitBound: a bound for a loaded machine, not a measure of
+// speed.
+func (r *receiver) waitCalls(tb testing.TB, since time.Time, what string, done func([]call) bool) []call {
+	tb.Helper()
+	deadline := time.Now().Add(redistest.WaitBound)
+	for {
+		calls := r.since(since)
+		if done(calls) {
+			return calls
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("waited %v for %s; got %v", redistest.WaitBound, what, calls)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// on returns the calls to path.
+func on(calls []call, path string) []call {
+	var out []call
+	for _, c := range calls {
+		if c.path == path {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// inARow reports whether the occurrences of calls hold n consecutive
+// seconds.
+func inARow(t *testing.T, calls []call, n int) bool {
+	run := 1
+	for i := 1; i < len(calls) && run < n; i++ {
+		_, prev := occurrence(t, calls[i-1].key)
+		_, at := occurrence(t, calls[i].key)
+		if at.Sub(prev) == time.Second {
+			run++
+		} else {
+			run = 1
+		}
+	}
+	return len(calls) > 0 && run >= n
+}
+
+// takenBack checks that the occurrence of periodic at the time after last,
+// if it was still ahead when a Put or Delete returned, was cancelled by it
+// at once rather than at the next poll.
+func takenBack(t *testing.T, q *rediswheel.Queue, periodic string, last, returned time.Time, what string) {
+	t.Helper()
+	next := last.Add(time.Second)
+	if !next.After(returned) {
+		t.Logf("%s: the next time, %v, came before it returned at %v: not checked", what, next, returned)
+		return
+	}
+	key := "periodic:" + periodic + "@" + strconv.FormatInt(next.UnixMilli(), 10)
+	info, err := q.Get(context.Background(), key)
+	assert.ErrorIs(t, err, rediswheel.ErrNotFound, "%s: %s, pending when it returned, is still there: %+v", what, key, info)
+}
+
 // TestRunOnceAcrossProcesses runs a schedule of every second with two Store
 // loops, as two timerd processes would, and checks each time is delivered
 // exactly once, none early, none skipped; then that a change and a delete
-// take effect.
+// take effect: no occurrence of the old version, or of the deleted
+// schedule, runs whose time came after the Put or Delete returned. Nothing
+// here is timed: each step waits for the deliveries it needs (a minute at
+// most), and the checks read the occurrences' own times from their keys.
 func TestRunOnceAcrossProcesses(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, c redis.UniversalClient) {
 		ns := redistest.Namespace(t, c)
@@ -71,7 +136,7 @@ func TestRunOnceAcrossProcesses(t *testing.T) {
 
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
-		defer func() { cancel(); wg.Wait() }()
+		defer func() { cancel(); redistest.Within(t, "the Runs to return", wg.Wait) }()
 		var stores []*Store
 		for range 2 {
 			q := newQueue(t, c, ns)
@@ -83,58 +148,84 @@ func TestRunOnceAcrossProcesses(t *testing.T) {
 			go func() { defer wg.Done(); assert.NoError(t, q.Run(ctx, mux.Handler)) }()
 			go func() { defer wg.Done(); assert.NoError(t, s.Run(ctx)) }()
 		}
+		put := func(s *Store, name, path string) time.Time {
+			_, err := s.Put(ctx, Definition{Name: name, Every: time.Second,
+				Callback: rediswheel.HTTPTask{URL: srv.URL + path, Method: "POST"}})
+			require.NoError(t, err)
+			return time.Now()
+		}
 
 		start := time.Now()
-		_, err := stores[0].Put(ctx, Definition{Name: "tick", Every: time.Second,
-			Callback: rediswheel.HTTPTask{URL: srv.URL + "/tick", Method: "POST"}})
-		require.NoError(t, err)
-		time.Sleep(4500 * time.Millisecond)
-
-		ticks := rec.since(start)
-		require.GreaterOrEqual(t, len(ticks), 3, "a schedule of every second in 4.5s: %v", ticks)
+		put(stores[0], "tick", "/tick")
+		ticks := rec.waitCalls(t, start, "three consecutive times of the schedule",
+			func(cs []call) bool { return inARow(t, cs, 3) })
 		seen := map[string]bool{}
-		var times []time.Time
-		for _, cl := range ticks {
+		for i, cl := range ticks {
 			assert.Equal(t, "/tick", cl.path)
 			assert.False(t, seen[cl.key], "delivered twice: %s", cl.key)
 			seen[cl.key] = true
 			p, at := occurrence(t, cl.key)
 			assert.True(t, strings.HasPrefix(p, "tick~"), p)
 			assert.False(t, cl.at.Before(at), "%s delivered early, at %v", cl.key, cl.at)
-			times = append(times, at)
-		}
-		for i := 1; i < len(times); i++ {
-			assert.Equal(t, time.Second, times[i].Sub(times[i-1]), "consecutive seconds, none skipped: %v", times)
-		}
-
-		// A change: the new version takes over; the old stops.
-		oldPeriodic, _ := occurrence(t, ticks[0].key)
-		changed := time.Now()
-		_, err = stores[1].Put(ctx, Definition{Name: "tick", Every: time.Second,
-			Callback: rediswheel.HTTPTask{URL: srv.URL + "/tock", Method: "POST"}})
-		require.NoError(t, err)
-		time.Sleep(3500 * time.Millisecond)
-		var tocks int
-		for _, cl := range rec.since(changed) {
-			if cl.path == "/tick" {
-				// Only an occurrence already due at the change may still run.
-				assert.Less(t, cl.at.Sub(changed), 1200*time.Millisecond, "old version ran after the change: %v", cl)
+			if i == 0 {
 				continue
 			}
-			tocks++
-			p, _ := occurrence(t, cl.key)
+			// Each second follows the last, unless both loops stalled past
+			// a time by more than rediswheel's catch-up grace (2s): then the
+			// times missed run once, as the latest, 3s or more on.
+			_, prev := occurrence(t, ticks[i-1].key)
+			if gap := at.Sub(prev); gap != time.Second {
+				assert.GreaterOrEqual(t, gap, 3*time.Second, "a time skipped: %v", ticks)
+				t.Logf("a catch-up after a stall: %v after %v", at, prev)
+			}
+		}
+
+		// A change: the new version takes over; the old stops. Only an
+		// occurrence already due when Put returned may still run.
+		oldPeriodic, _ := occurrence(t, ticks[0].key)
+		_, last := occurrence(t, ticks[len(ticks)-1].key)
+		changed := time.Now()
+		changeReturned := put(stores[1], "tick", "/tock")
+		takenBack(t, stores[0].q, oldPeriodic, last, changeReturned, "the change")
+		calls := rec.waitCalls(t, changed, "two runs of the changed schedule",
+			func(cs []call) bool { return len(on(cs, "/tock")) >= 2 })
+		for _, cl := range calls {
+			p, at := occurrence(t, cl.key)
+			if cl.path == "/tick" {
+				assert.False(t, at.After(changeReturned), "old version's %v ran, its time after the change returned at %v", cl, changeReturned)
+				continue
+			}
 			assert.NotEqual(t, oldPeriodic, p, "the new version names the occurrences")
 		}
-		assert.GreaterOrEqual(t, tocks, 2, "the changed schedule runs")
 
-		// A delete: no more runs.
+		// A delete: no more runs. A second schedule, run by the same loops,
+		// shows them going on meanwhile.
+		canaryFrom := put(stores[0], "canary", "/canary")
+		rec.waitCalls(t, canaryFrom, "the canary schedule's first run",
+			func(cs []call) bool { return len(on(cs, "/canary")) >= 1 })
+		// Right after a run, so that the next one is pending.
+		calls = rec.waitCalls(t, time.Now(), "a run of the changed schedule",
+			func(cs []call) bool { return len(on(cs, "/tock")) >= 1 })
+		tocks := on(calls, "/tock")
+		newPeriodic, last := occurrence(t, tocks[len(tocks)-1].key)
+		deleted := time.Now()
 		ok, err := stores[0].Delete(ctx, "tick")
 		require.NoError(t, err)
 		require.True(t, ok)
-		deleted := time.Now()
-		time.Sleep(2500 * time.Millisecond)
-		for _, cl := range rec.since(deleted) {
-			assert.Less(t, cl.at.Sub(deleted), 1200*time.Millisecond, "ran after the delete: %v", cl)
+		deleteReturned := time.Now()
+		takenBack(t, stores[0].q, newPeriodic, last, deleteReturned, "the delete")
+		calls = rec.waitCalls(t, deleted, "two canary times after the delete", func(cs []call) bool {
+			n := 0
+			for _, cl := range on(cs, "/canary") {
+				if _, at := occurrence(t, cl.key); at.After(deleteReturned) {
+					n++
+				}
+			}
+			return n >= 2
+		})
+		for _, cl := range on(calls, "/tock") {
+			_, at := occurrence(t, cl.key)
+			assert.False(t, at.After(deleteReturned), "%v ran, its time after the delete returned at %v", cl, deleteReturned)
 		}
 	})
 }

@@ -1,10 +1,8 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -23,15 +21,13 @@ var (
 	newDashboard = dashboard.New
 )
 
-// readyTimeout bounds the Redis calls of one /readyz.
-const readyTimeout = 2 * time.Second
-
 // routes builds the handler:
 //
 //	/v1/      limit → auth → api
 //	/ui/      limit → dashboard (its own login, same token)
 //	/healthz  200 while the process serves
 //	/readyz   200 when Redis answers and rediswheel's scripts run; else 503
+//	          (one check a second at most, however many probes: ready.go)
 //	/metrics  reg, Prometheus text format
 //	/         redirect to /ui/; any other path 404 not_found
 //
@@ -64,25 +60,6 @@ func (s *Server) routes(reg *prometheus.Registry) (http.Handler, error) {
 		apierror.Write(w, apierror.NotFound, "", "no such path; the API is under /v1/, the dashboard under /ui/")
 	})
 	return instrument(reg, s.log, mux), nil
-}
-
-// ready answers 200 when Redis answers PING and rediswheel's Stats, which
-// runs a script on every shard, succeeds within readyTimeout; else 503
-// unavailable. The reason goes to the log, not to the unauthenticated
-// caller.
-func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
-	defer cancel()
-	err := s.client.Ping(ctx).Err()
-	if err == nil {
-		_, err = s.queue.Stats(ctx)
-	}
-	if err != nil {
-		s.log.Warn("not ready", "err", err)
-		apierror.Write(w, apierror.Unavailable, "", "Redis is not reachable or not usable")
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

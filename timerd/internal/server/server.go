@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -32,6 +33,7 @@ type Server struct {
 	queue     *rediswheel.Queue
 	guard     *ssrf.Guard
 	schedules *schedules.Store
+	readiness *readiness
 	handler   http.Handler
 }
 
@@ -72,6 +74,7 @@ func New(cfg config.Config, log *slog.Logger) (*Server, error) {
 	reg.MustRegister(metrics, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s := &Server{cfg: cfg, log: log, client: client, queue: q, guard: guard,
 		schedules: schedules.New(client, q, cfg.Namespace, log)}
+	s.readiness = &readiness{check: s.checkRedis, now: time.Now}
 	if s.handler, err = s.routes(reg); err != nil {
 		client.Close()
 		return nil, err

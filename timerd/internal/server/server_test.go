@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-timingwheel/timingwheel/rediswheel"
@@ -22,6 +24,7 @@ import (
 	"github.com/go-timingwheel/timingwheel/timerd/internal/apierror"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/config"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/dashboard"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/redistest"
 )
 
 // testConfig is a configuration on redisURL in a fresh namespace.
@@ -169,6 +172,84 @@ func TestReadyz(t *testing.T) {
 	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
 }
 
+// commandCounter is a go-redis hook counting the commands a client sends,
+// by name, pipelines included.
+type commandCounter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *commandCounter) count(cmds ...redis.Cmder) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, cmd := range cmds {
+		c.n[cmd.Name()]++
+	}
+}
+
+func (c *commandCounter) of(name string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[name]
+}
+
+func (c *commandCounter) total() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sum := 0
+	for _, n := range c.n {
+		sum += n
+	}
+	return sum
+}
+
+func (c *commandCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (c *commandCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error { c.count(cmd); return next(ctx, cmd) }
+}
+func (c *commandCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error { c.count(cmds...); return next(ctx, cmds) }
+}
+
+// /readyz is open to anyone and unlimited, and a check runs a script on
+// every shard: its answer is reused for readyCache, so that any number of
+// probes, at once or one after another, cost one check per readyCache.
+// Counted in Redis commands, on a clock the test moves.
+func TestReadyzChecksOncePerInterval(t *testing.T) {
+	stubParts(t)
+	s := newServer(t, testConfig(t, "redis://"+redisAddr(t)+"/0"))
+	defer s.Close()
+	cmds := &commandCounter{n: map[string]int{}}
+	s.client.AddHook(cmds)
+	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	s.readiness.now = func() time.Time { return now }
+	h := s.Handler()
+
+	probe := func(n int) {
+		var wg sync.WaitGroup
+		for range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				w := get(t, h, "/readyz", "")
+				assert.Equal(t, http.StatusOK, w.Code, w.Body.String())
+			}()
+		}
+		redistest.Within(t, "the probes", wg.Wait)
+	}
+	probe(50)
+	one := cmds.total()
+	require.Positive(t, one, "a check sends commands")
+	assert.Equal(t, 1, cmds.of("ping"), "50 probes at once: one check")
+	now = now.Add(readyCache - time.Millisecond)
+	probe(50)
+	assert.Equal(t, one, cmds.total(), "within readyCache: no command")
+	now = now.Add(time.Millisecond)
+	probe(50)
+	assert.Equal(t, 2, cmds.of("ping"), "readyCache later: one more check")
+	t.Logf("the first check: %d commands; the second: %d", one, cmds.total()-one)
+}
+
 func TestNewRefuses(t *testing.T) {
 	cfg := testConfig(t, "redis://127.0.0.1:1/0")
 	cfg.AllowCallback = []string{"nonsense"}
@@ -223,8 +304,8 @@ func TestRunDelivers(t *testing.T) {
 		select {
 		case err := <-done:
 			require.NoError(t, err)
-		case <-time.After(10 * time.Second):
-			t.Fatal("Run did not return 10s after its context ended")
+		case <-time.After(redistest.WaitBound):
+			t.Fatalf("Run did not return %v after its context ended", redistest.WaitBound)
 		}
 	}()
 
@@ -240,7 +321,7 @@ func TestRunDelivers(t *testing.T) {
 	_, err = q.AddHTTPAfter(ctx, "refused", rediswheel.HTTPTask{URL: localhost + "/hook", Method: "POST"}, 0)
 	require.NoError(t, err)
 
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(redistest.WaitBound)
 	for {
 		dead, err := q.Dead(ctx, 10)
 		require.NoError(t, err)
@@ -266,4 +347,11 @@ func cleanNamespace(t *testing.T, cfg config.Config) {
 	for iter.Next(ctx) {
 		s.client.Del(ctx, iter.Val())
 	}
+}
+
+// README.md states what a task without max_attempts or callback.timeout
+// gets: rediswheel's defaults, which the server does not override.
+func TestDocumentedDefaults(t *testing.T) {
+	assert.Equal(t, 25, rediswheel.DefaultMaxAttempts, "README.md: 25 attempts")
+	assert.Equal(t, 30*time.Second, rediswheel.DefaultHTTPTimeout, "README.md: 30s a callback")
 }

@@ -1,5 +1,8 @@
 package timingwheel
 
+// The tests of timingwheel.go: New and its options, the wheel's lifecycle
+// and Stop. (A Stop from a callback: reentrancy_test.go.)
+
 import (
 	"errors"
 	"math"
@@ -123,7 +126,7 @@ func TestWheelStopIsIdempotentAndConcurrent(t *testing.T) {
 			for i := range 100 {
 				tw.AfterFunc(time.Duration(i)*time.Millisecond, func() {})
 			}
-			withTimeout(t, 10*time.Second, "concurrent Stops", func() {
+			withTimeout(t, semWait, "concurrent Stops", func() {
 				var wg sync.WaitGroup
 				for range 8 {
 					wg.Add(1)
@@ -159,7 +162,7 @@ func TestCallsAfterStopReturnAndNeverFire(t *testing.T) {
 			f := func() { ran.Add(1) }
 			fired := tw.AfterFunc(0, f)
 			clock.Advance(time.Millisecond) // inline: d <= 0 runs at the next tick
-			require.Eventually(t, func() bool { return ran.Load() == 1 }, 10*time.Second, time.Millisecond)
+			require.Eventually(t, func() bool { return ran.Load() == 1 }, semWait, time.Millisecond)
 			pendingFunc := tw.AfterFunc(time.Hour, f)
 			pendingChan := tw.NewTimer(time.Hour)
 			pendingSched := tw.ScheduleFunc(Every(time.Minute), f)
@@ -170,7 +173,7 @@ func TestCallsAfterStopReturnAndNeverFire(t *testing.T) {
 			require.Equal(t, Stats{Fired: 1, Dropped: 3}, s)
 
 			var later []*Timer
-			withTimeout(t, 5*time.Second, "calls after Stop", func() {
+			withTimeout(t, semWait, "calls after Stop", func() {
 				later = append(later,
 					tw.AfterFunc(0, f), tw.AfterFunc(-1, f), tw.AfterFunc(time.Millisecond, f),
 					tw.NewTimer(0), tw.NewTimer(time.Millisecond),
@@ -243,7 +246,7 @@ func TestPendingAtStopNeverFire(t *testing.T) {
 			total += runs[i].Load()
 		}
 		return uint64(total) >= s.Fired
-	}, 10*time.Second, time.Millisecond, "callbacks fired before Stop did not all run")
+	}, semWait, time.Millisecond, "callbacks fired before Stop did not all run")
 	firedOrDropped := 0
 	for i, tm := range timers {
 		stop := tm.Stop()
@@ -290,7 +293,7 @@ func TestWorkerPoolStopWaitsForQueuedCallbacks(t *testing.T) {
 	close(release)
 	select {
 	case <-stopped:
-	case <-time.After(10 * time.Second):
+	case <-time.After(semWait):
 		t.Fatal("Stop did not return")
 	}
 	require.Equal(t, int32(queued+1), ran.Load())
