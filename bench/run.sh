@@ -2,7 +2,7 @@
 # Runs every comparison and regenerates docs/BENCHMARKS.md, its plots and
 # the raw outputs under docs/bench/.
 #
-#   ./run.sh                 full run (about 22 minutes on 2 cores)
+#   ./run.sh                 full run (about 39 minutes on 2 cores)
 #   BENCH_QUICK=1 ./run.sh   quick run (under 5 minutes on 2 cores)
 #
 # Raw `go test -bench` outputs are kept so that benchstat can compare runs:
@@ -20,14 +20,16 @@ if [[ -n "${BENCH_QUICK:-}" ]]; then
 	sweep_ns=0,1000,100000,1000000 sweep_count=1 sweep_time=200ms
 	head_count=6 head_time=300ms head_libs=wheel,runtime # go-zero's 1M figures come from the sweep
 	acc_n=100000 acc_grace=5s burst_n=1000000 burst_lead=6s purg_dur=5s purg_rounds=1 idle_dur=5s
-	http_dur=5s http_rounds=1 # about 16 s
+	http_dur=5s http_rounds=1 http_deadlines=50ms,200ms http_conns=300,3000 # about 35 s
+	fire_deadlines=200ms fire_dur=5s fire_rounds=1 # about 20 s
 	scal_count=1 scal_time=300ms # about 70 s
 else
 	mode=full
 	sweep_ns=0,1000,100000,1000000,5000000 sweep_count=3 sweep_time=1s
 	head_count=10 head_time=1s head_libs=wheel,runtime,gozero
 	acc_n=100000 acc_grace=10s burst_n=1000000 burst_lead=8s purg_dur=10s purg_rounds=5 idle_dur=10s
-	http_dur=10s http_rounds=3 # about 75 s
+	http_dur=10s http_rounds=3 http_deadlines=50ms,200ms,1s,10s http_conns=30,300,3000 # about 8 minutes
+	fire_deadlines=50ms,200ms,1s,10s fire_dur=10s fire_rounds=3 # about 10 minutes
 	scal_count=3 scal_time=1s # about 4 minutes
 fi
 
@@ -55,7 +57,7 @@ failures=()
 
 # Only this script's outputs: other tools write beside them.
 for f in ops headline heap parallel scaling benchstat env; do rm -f "$out/$f.txt"; done
-for f in accuracy burst purgatory idle httpserver; do rm -f "$out/$f.jsonl"; done
+for f in accuracy burst purgatory idle httpserver firecost; do rm -f "$out/$f.jsonl"; done
 start=$(date +%s)
 
 # The commit measured is the one the programs are built from, read before
@@ -64,7 +66,7 @@ dirty=$(git -C .. status --porcelain -- ':!docs' 2>/dev/null | head -1)
 commit="$(git -C .. rev-parse --short HEAD 2>/dev/null || echo unknown)${dirty:+ with uncommitted changes}"
 go test -c -o "$bin/bench.test" .
 (cd .. && go test -c -o "$bin/core.test" .) # the root package's own benchmarks
-for c in accuracy burst purgatory idle httpserver; do go build -o "$bin/$c" "./cmd/$c"; done
+for c in accuracy burst purgatory idle httpserver firecost; do go build -o "$bin/$c" "./cmd/$c"; done
 tb="$bin/bench.test -test.run ^$"
 
 # 1, 2: AfterFunc+Stop and Reset against N pending timers, every N.
@@ -119,8 +121,15 @@ for lib in runtime wheel gozero; do
 	step "$out/idle.jsonl" -- "$bin/idle" -lib $lib -n 1000000 -duration $idle_dur
 done
 # 9: a net/http server; wheel, runtime and no-timer servers side by side,
-# each with its own client process.
-step "$out/httpserver.jsonl" -- "$bin/httpserver" -conns 300,3000 -duration $http_dur -rounds $http_rounds
+# each with its own client process, at every request deadline × connections.
+step "$out/httpserver.jsonl" -- "$bin/httpserver" -deadline $http_deadlines -conns $http_conns \
+	-duration $http_dur -rounds $http_rounds
+# 9a: the whole process's CPU per fired timer at light load, a process per
+# library, one at a time.
+step "$out/firecost.jsonl" -- "$bin/firecost" -deadline $fire_deadlines -duration $fire_dur -rounds $fire_rounds
+# … and with fires alone, one every 33 ms, so that each wakes the wheel's poller.
+[[ $mode == quick ]] ||
+	step "$out/firecost.jsonl" -- "$bin/firecost" -stops 0 -loop 33ms -deadline 200ms -duration $fire_dur -rounds $fire_rounds
 
 # benchstat, if it can be fetched; the report computes its own medians.
 if go run golang.org/x/perf/cmd/benchstat@latest -col /lib "$out/headline.txt" >"$out/benchstat.txt" 2>/dev/null; then

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,9 +19,11 @@ import (
 	"github.com/go-timingwheel/timingwheel/bench/internal/results"
 )
 
-// drive runs -rounds rounds; each round runs every -conns in turn, with one
-// server and one client per library at the same time, and prints one
-// results.HTTPServer line per server as soon as its round ends.
+// drive runs -rounds rounds; each round runs every point of the sweep
+// (-deadline × -conns) in turn, with one server and one client per library
+// at the same time, and prints one results.HTTPServer line per server as
+// soon as its point ends. Each round starts the libraries in a different
+// order, so that none always starts first, on a quieter machine.
 func drive(c config) error {
 	self, err := os.Executable()
 	if err != nil {
@@ -29,18 +32,24 @@ func drive(c config) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	for round := 1; round <= c.rounds; round++ {
-		for _, conns := range c.conns {
-			res, err := runRound(ctx, self, c, conns)
-			if ctx.Err() != nil {
-				return ctx.Err() // interrupted: the children were killed
-			}
-			if err != nil {
-				return fmt.Errorf("round %d, %d connections: %w", round, conns, err)
-			}
-			for _, r := range res {
-				r.Round = round
-				if err := measure.Emit(os.Stdout, r); err != nil {
-					return err
+		rc := c
+		k := (round - 1) % len(c.libs)
+		rc.libs = append(slices.Clone(c.libs[k:]), c.libs[:k]...)
+		for _, d := range c.deadlines {
+			rc.deadline = d
+			for _, conns := range c.conns {
+				res, err := runRound(ctx, self, rc, conns)
+				if ctx.Err() != nil {
+					return ctx.Err() // interrupted: the children were killed
+				}
+				if err != nil {
+					return fmt.Errorf("round %d, deadline %v, %d connections: %w", round, d, conns, err)
+				}
+				for _, r := range res {
+					r.Round = round
+					if err := measure.Emit(os.Stdout, r); err != nil {
+						return err
+					}
 				}
 			}
 		}
@@ -48,7 +57,7 @@ func drive(c config) error {
 	return nil
 }
 
-// runRound starts the servers, then their clients, and collects the results.
+// runRound runs one point of one round: it starts the servers, then their clients, and collects the results.
 // Whatever happens, every child it started is killed by pid and reaped
 // before it returns.
 func runRound(ctx context.Context, self string, c config, conns int) ([]results.HTTPServer, error) {
@@ -182,6 +191,21 @@ func parseInts(list string) ([]int, error) {
 			return nil, err
 		}
 		out = append(out, n)
+	}
+	return out, nil
+}
+
+func parseDurations(list string) ([]time.Duration, error) {
+	var out []time.Duration
+	for _, s := range splitList(list) {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return nil, err
+		}
+		if d <= 0 {
+			return nil, fmt.Errorf("deadline %v: must be positive", d)
+		}
+		out = append(out, d)
 	}
 	return out, nil
 }

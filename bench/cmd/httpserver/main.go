@@ -16,10 +16,11 @@
 // no timer at all, its contexts made by context.WithCancel: the cost of
 // serving alone).
 //
-// Three roles, one binary. The default role, run, is the driver: for each
-// round and each -conns, it starts one server process per library and one
-// client process per server, all at the same time, so that every server
-// sees the same machine load; after -warmup it opens the servers' measured
+// Three roles, one binary. The default role, run, is the driver: it sweeps
+// every -deadline × -conns point, the whole sweep once per round, and at
+// each point starts one server process per library and one client process
+// per server, all at the same time, so that every server sees the same
+// machine load (the order they start in turns by one library each round); after -warmup it opens the servers' measured
 // window, waits for the clients to finish -duration later, closes the
 // window and prints one JSON line per server (results.HTTPServer). The
 // no-timer server runs beside the other two rather than after them: alone,
@@ -63,9 +64,10 @@ type config struct {
 	role string
 
 	// The driver's.
-	conns  []int
-	libs   []string
-	rounds int
+	conns     []int
+	deadlines []time.Duration
+	libs      []string
+	rounds    int
 
 	// The server's.
 	lib          string
@@ -85,9 +87,14 @@ type config struct {
 
 func main() {
 	var c config
-	var conns, libs string
+	var conns, deadlines, libs string
 	flag.StringVar(&c.role, "role", "run", "run (start servers and clients, print results), server or client")
-	flag.StringVar(&conns, "conns", "300,3000", "connections per server: a list for run, one number for client")
+	// Light to heavy: at 3000 connections three servers and their clients
+	// keep 2 cores 70–75% busy (see -interval). 10000 does not fit on 2
+	// cores: at 200 ms (-duration 5s, -rounds 1) the clients missed 31–44%
+	// of their sends, p99 latency was 1.3–2.1 s and the idle timeout closed
+	// up to 1235 busy connections a server.
+	flag.StringVar(&conns, "conns", "30,300,3000", "connections per server: a list for run, one number for client")
 	flag.StringVar(&libs, "libs", "wheel,runtime,none", "servers to run side by side (run)")
 	flag.IntVar(&c.rounds, "rounds", 3, "rounds (run)")
 	flag.StringVar(&c.lib, "lib", "wheel", "timers: wheel, runtime or none (server)")
@@ -99,9 +106,12 @@ func main() {
 	// level of a 1 ms × 512 wheel, so 2 s costs the wheel what a server's
 	// minutes do.
 	flag.DurationVar(&c.idle, "idle", 2*time.Second, "idle timeout per connection (server, client)")
-	// One second, the order of a server's request timeout: every ordinary
-	// request stops its timer long before.
-	flag.DurationVar(&c.deadline, "deadline", time.Second, "deadline of an ordinary request (server)")
+	// Request timeouts as RPC and HTTP servers set them, from 50 ms to 10 s:
+	// every ordinary request stops its timer long before. They land on
+	// different levels of a 1 ms × 512 wheel (50 and 200 ms on the first,
+	// one bucket per tick; 1 and 10 s on the second), which is what decides
+	// how many buckets a stopped timer leaves behind.
+	flag.StringVar(&deadlines, "deadline", "50ms,200ms,1s,10s", "deadline of an ordinary request: a list for run, one value for server")
 	// 30 ticks of a 1 ms wheel, on its first level, and well within a
 	// request interval, so a slow request never delays the next.
 	flag.DurationVar(&c.slowDeadline, "slow-deadline", 30*time.Millisecond, "deadline of a /slow request, which waits for it (server)")
@@ -123,8 +133,18 @@ func main() {
 
 	var err error
 	if c.conns, err = parseInts(conns); err == nil {
+		c.deadlines, err = parseDurations(deadlines)
+	}
+	if err == nil {
 		c.libs = splitList(libs)
 		err = raiseFileLimit()
+	}
+	if err == nil && c.role == "server" {
+		if len(c.deadlines) != 1 {
+			err = fmt.Errorf("a server takes one -deadline, not %v", c.deadlines)
+		} else {
+			c.deadline = c.deadlines[0]
+		}
 	}
 	if err == nil {
 		switch c.role {

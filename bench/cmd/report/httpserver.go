@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -10,50 +11,65 @@ import (
 // httpLibs are the servers of bench/cmd/httpserver, in table order.
 var httpLibs = []string{"wheel", "runtime", "none"}
 
-// httpRow is one library at one connection count, over every round.
+// httpPoint is a point of the sweep: a request deadline and a connection count.
+type httpPoint struct {
+	deadlineMs float64
+	conns      int
+}
+
+// httpRow is one library at one point of the sweep, over every round.
 type httpRow struct {
-	conns     int
-	lib       string
-	rounds    int
-	cpu       float64 // median CPU seconds
-	cpuRatio  float64 // median over rounds of CPU ÷ the runtime server's in the same round
-	rss       float64 // median peak RSS, MiB
-	rssRatio  float64
-	requests  float64 // median
-	wakeups   float64 // median; NaN where not counted
-	p99       float64 // median client p99 latency, ms
-	deadlines int64   // deadline fires, summed over rounds
-	idles     int64   // idle fires, summed over rounds
-	early     int64   // early deadline and idle fires, summed over rounds
-	unclosed  int64   // idle connections left open, summed over rounds
-	lost      int64   // busy connections the client lost, summed over rounds
+	httpPoint
+	lib      string
+	rounds   int
+	cpu      float64 // median CPU seconds
+	cpuRatio float64 // median over rounds of CPU ÷ the runtime server's in the same round
+	rss      float64 // median peak RSS, MiB
+	rssRatio float64
+	requests float64 // median
+	wakeups  float64 // median; NaN where not counted
+	// wakeupsPerFire is the median over rounds of the wheel's poller
+	// wake-ups per timer it fired; NaN where not counted or nothing fired.
+	wakeupsPerFire float64
+	p99            float64 // median client p99 latency, ms
+	deadlines      int64   // deadline fires, summed over rounds
+	idles          int64   // idle fires, summed over rounds
+	early          int64   // early deadline and idle fires, summed over rounds
+	unclosed       int64   // idle connections left open, summed over rounds
+	lost           int64   // busy connections the client lost, summed over rounds
 }
 
 // httpRows aggregates the runs. The servers of one round ran at the same
 // time, so the ratios are taken within each round and then their median.
 func httpRows(runs []httpServer) []httpRow {
-	var conns []int
+	at := func(x httpServer) httpPoint { return httpPoint{x.DeadlineMs, x.Conns} }
+	var points []httpPoint
 	for _, x := range runs {
-		if !slices.Contains(conns, x.Conns) {
-			conns = append(conns, x.Conns)
+		if !slices.Contains(points, at(x)) {
+			points = append(points, at(x))
 		}
 	}
-	slices.Sort(conns)
-	find := func(conns, round int, lib string) (httpServer, bool) {
+	slices.SortFunc(points, func(a, b httpPoint) int {
+		if a.deadlineMs != b.deadlineMs {
+			return cmp.Compare(a.deadlineMs, b.deadlineMs)
+		}
+		return cmp.Compare(a.conns, b.conns)
+	})
+	find := func(pt httpPoint, round int, lib string) (httpServer, bool) {
 		for _, x := range runs {
-			if x.Conns == conns && x.Round == round && x.Lib == lib {
+			if at(x) == pt && x.Round == round && x.Lib == lib {
 				return x, true
 			}
 		}
 		return httpServer{}, false
 	}
 	var rows []httpRow
-	for _, n := range conns {
+	for _, pt := range points {
 		for _, lib := range httpLibs {
-			row := httpRow{conns: n, lib: lib}
-			var cpu, cpuR, rss, rssR, req, wk, p99 []float64
+			row := httpRow{httpPoint: pt, lib: lib}
+			var cpu, cpuR, rss, rssR, req, wk, wkF, p99 []float64
 			for _, x := range runs {
-				if x.Conns != n || x.Lib != lib {
+				if at(x) != pt || x.Lib != lib {
 					continue
 				}
 				row.rounds++
@@ -61,8 +77,11 @@ func httpRows(runs []httpServer) []httpRow {
 				p99 = append(p99, x.Latency.P99)
 				if x.Wakeups >= 0 {
 					wk = append(wk, float64(x.Wakeups))
+					if x.Fired > 0 {
+						wkF = append(wkF, float64(x.Wakeups)/float64(x.Fired))
+					}
 				}
-				if rt, ok := find(n, x.Round, "runtime"); ok {
+				if rt, ok := find(pt, x.Round, "runtime"); ok {
 					cpuR, rssR = append(cpuR, x.CPUS/rt.CPUS), append(rssR, x.MaxRSSMiB/rt.MaxRSSMiB)
 				}
 				row.deadlines += x.DeadlineFires
@@ -75,7 +94,7 @@ func httpRows(runs []httpServer) []httpRow {
 				continue
 			}
 			row.cpu, row.cpuRatio, row.rss, row.rssRatio = medianOf(cpu), medianOf(cpuR), medianOf(rss), medianOf(rssR)
-			row.requests, row.wakeups, row.p99 = medianOf(req), medianOf(wk), medianOf(p99)
+			row.requests, row.wakeups, row.wakeupsPerFire, row.p99 = medianOf(req), medianOf(wk), medianOf(wkF), medianOf(p99)
 			rows = append(rows, row)
 		}
 	}
@@ -109,11 +128,12 @@ func (r *report) httpServerSection(b *md) {
 	if len(r.httpServer) > 0 {
 		x := r.httpServer[0]
 		b.p("A net/http server on loopback, as a Go server uses timers: an idle timeout of %g ms per", x.IdleMs)
-		b.p("connection, Reset on every read, and a per-request deadline (%g ms) from a middleware whose", x.DeadlineMs)
-		b.p("context a timer cancels, stopped when the handler returns. timingwheel arms both on a")
+		b.p("connection, Reset on every read, and a per-request deadline from a middleware whose context a")
+		b.p("timer cancels, stopped when the handler returns; the sweep runs every request deadline at every")
+		b.p("connection count, the whole sweep once per round. timingwheel arms both on a")
 		b.p("`timingwheel.New(%g ms, 512)` wheel (AfterFunc; context.WithCancel cancelled by a wheel timer); the", x.TickMs)
 		b.p("runtime uses time.AfterFunc and context.WithTimeout; \"none\" is the same server with no timer at all.")
-		b.p("The three servers run at the same time as separate processes, each loaded by its own client")
+		b.p("At each point the three servers run at the same time as separate processes, each loaded by its own client")
 		b.p("process, so they share the machine's load: a client holds the connections open and sends a GET on")
 		b.p("each every %g ms. CPU (user+sys, getrusage) and requests are the server process's over %g s after", x.IntervalMs, x.DurationS)
 		b.p("%g s of warm-up; peak RSS is its ru_maxrss. Ratios are taken within each round, then their median.", x.WarmupS)
@@ -125,36 +145,16 @@ func (r *report) httpServerSection(b *md) {
 		b.p("connections itself.")
 	}
 	b.p("")
-	var rows [][]string
-	for _, x := range httpRows(r.httpServer) {
-		name, wk := title(x.lib), "—"
-		if x.lib == "none" {
-			name = "none (no timers)"
-		}
-		if !math.IsNaN(x.wakeups) {
-			wk = fmt.Sprintf("%.0f", x.wakeups)
-		}
-		deadlines, idles, early := fmt.Sprint(x.deadlines), fmt.Sprint(x.idles), fmt.Sprint(x.early)
-		if x.lib == "none" {
-			deadlines, idles, early = "—", "—", "—"
-		} else if x.early > 0 {
-			early = fmt.Sprintf("**%d**", x.early)
-		}
-		if x.unclosed > 0 && x.lib != "none" {
-			idles += fmt.Sprintf(" (**%d left open**)", x.unclosed)
-		}
-		if x.lost > 0 && x.lib != "none" {
-			// A client that falls behind by the idle timeout has its
-			// connection closed; not early, but not an idle connection.
-			idles += fmt.Sprintf(" (%d on busy connections)", x.lost)
-		}
-		rows = append(rows, []string{fmt.Sprint(x.conns), name, num(x.cpu), times(x.cpuRatio), num(x.rss),
-			times(x.rssRatio), fmt.Sprintf("%.0f", x.requests), wk, deadlines, idles, early, num(x.p99)})
-	}
-	b.table([]string{"connections", "library", "CPU s", "÷ runtime", "peak RSS MiB", "÷ runtime", "requests",
-		"wake-ups", "deadline fires", "idle fires", "early fires", "client p99 ms"}, rows)
-	b.p("CPU s, RSS, requests, wake-ups (the wheel's poller) and client p99 latency are medians over rounds;")
-	b.p("fires are summed over rounds. To reproduce, from `bench/`:")
+	b.p("![server CPU, wheel ÷ runtime, against connections, one line per request deadline](httpserver_cpu.png)")
+	b.p("")
+	b.table([]string{"deadline ms", "connections", "rounds", "CPU s wheel", "runtime", "none", "wheel ÷ runtime",
+		"peak RSS MiB wheel", "runtime", "wheel ÷ runtime", "requests wheel", "runtime", "none",
+		"wheel wake-ups", "… per fired timer", "deadline fires", "idle fires", "early fires", "client p99 ms wheel", "runtime"},
+		httpTable(httpRows(r.httpServer)))
+	b.p("CPU s, RSS, requests, wake-ups (the wheel's poller, Stats.Wakeups), wake-ups per fired timer")
+	b.p("(Stats.Wakeups ÷ Stats.Fired, each round's, deadline and idle fires together) and client p99 latency")
+	b.p("are medians over rounds; fires are summed over rounds, the wheel's and the runtime's servers'")
+	b.p("together (early fires in bold). To reproduce, from `bench/`:")
 	b.p("")
 	b.p("```sh")
 	for _, c := range r.env.commands {
@@ -164,4 +164,57 @@ func (r *report) httpServerSection(b *md) {
 	}
 	b.p("```")
 	b.p("")
+}
+
+// httpTable is one row per point of the sweep, the three servers side by side.
+func httpTable(rows []httpRow) [][]string {
+	var out [][]string
+	for i := 0; i < len(rows); {
+		pt := rows[i].httpPoint
+		by := map[string]httpRow{}
+		for ; i < len(rows) && rows[i].httpPoint == pt; i++ {
+			by[rows[i].lib] = rows[i]
+		}
+		w, rt, none := by["wheel"], by["runtime"], by["none"]
+		if _, ok := by["wheel"]; !ok {
+			nan := math.NaN()
+			w.cpuRatio, w.rssRatio, w.wakeups, w.wakeupsPerFire = nan, nan, nan, nan
+		}
+		cell := func(lib string, f func(httpRow) string) string {
+			if row, ok := by[lib]; ok {
+				return f(row)
+			}
+			return "—"
+		}
+		cpu := func(x httpRow) string { return num(x.cpu) }
+		rss := func(x httpRow) string { return num(x.rss) }
+		req := func(x httpRow) string { return fmt.Sprintf("%.0f", x.requests) }
+		p99 := func(x httpRow) string { return num(x.p99) }
+		wk, wkF := "—", "—"
+		if !math.IsNaN(w.wakeups) {
+			wk = fmt.Sprintf("%.0f", w.wakeups)
+		}
+		if !math.IsNaN(w.wakeupsPerFire) {
+			wkF = num(w.wakeupsPerFire)
+		}
+		early := fmt.Sprint(w.early + rt.early)
+		if w.early+rt.early > 0 {
+			early = fmt.Sprintf("**%d** (wheel %d)", w.early+rt.early, w.early)
+		}
+		idles := fmt.Sprint(w.idles + rt.idles)
+		if n := w.unclosed + rt.unclosed; n > 0 {
+			idles += fmt.Sprintf(" (**%d left open**)", n)
+		}
+		if n := w.lost + rt.lost; n > 0 {
+			// A client that falls behind by the idle timeout has its
+			// connection closed; not early, but not an idle connection.
+			idles += fmt.Sprintf(" (%d on busy connections)", n)
+		}
+		out = append(out, []string{fmt.Sprintf("%g", pt.deadlineMs), fmt.Sprint(pt.conns), fmt.Sprint(max(w.rounds, rt.rounds, none.rounds)),
+			cell("wheel", cpu), cell("runtime", cpu), cell("none", cpu), times(w.cpuRatio),
+			cell("wheel", rss), cell("runtime", rss), times(w.rssRatio),
+			cell("wheel", req), cell("runtime", req), cell("none", req),
+			wk, wkF, fmt.Sprint(w.deadlines + rt.deadlines), idles, early, cell("wheel", p99), cell("runtime", p99)})
+	}
+	return out
 }

@@ -7,8 +7,10 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -51,6 +53,9 @@ func run(docs string) error {
 		return err
 	}
 	if err = readJSONL(filepath.Join(raw, "httpserver.jsonl"), &r.httpServer); err != nil {
+		return err
+	}
+	if err = readJSONL(filepath.Join(raw, "firecost.jsonl"), &r.fireCost); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	if r.scaling, err = readBenchProcs(filepath.Join(raw, "scaling.txt")); err != nil {

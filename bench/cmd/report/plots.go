@@ -61,6 +61,9 @@ func (r *report) plots() error {
 			return err
 		}
 	}
+	if err := r.httpPlot(filepath.Join(r.docs, "httpserver_cpu.png")); err != nil {
+		return err
+	}
 	return r.heapPlot(filepath.Join(r.docs, "bytes_per_timer.png"))
 }
 

@@ -104,3 +104,65 @@ func TestReadBenchProcsKeepsGOMAXPROCS(t *testing.T) {
 		t.Errorf("GOMAXPROCS 4: got %v collisions/op, want 2e-06", got)
 	}
 }
+
+func TestHTTPRowsOnePerDeadlineAndConns(t *testing.T) {
+	run := func(round int, deadline float64, lib string, cpu float64, wakeups, fired int64) httpServer {
+		return httpServer{Round: round, DeadlineMs: deadline, Conns: 300, Lib: lib, CPUS: cpu, MaxRSSMiB: 10,
+			Wakeups: wakeups, Fired: fired}
+	}
+	rows := httpRows([]httpServer{
+		run(1, 1000, "wheel", 1, 20, 10), run(1, 1000, "runtime", 1, -1, -1),
+		run(1, 200, "wheel", 3, 300, 10), run(1, 200, "runtime", 2, -1, -1),
+		run(2, 200, "wheel", 2, 100, 10), run(2, 200, "runtime", 2, -1, -1),
+		run(3, 200, "wheel", 2, 50, 0), run(3, 200, "runtime", 1, -1, -1), // nothing fired: no ratio
+	})
+	if len(rows) != 4 {
+		t.Fatalf("got %d rows, want 4 (wheel and runtime at 200 and 1000 ms): %+v", len(rows), rows)
+	}
+	w200, w1000 := rows[0], rows[2]
+	if w200.deadlineMs != 200 || w200.lib != "wheel" || w1000.deadlineMs != 1000 || w1000.lib != "wheel" {
+		t.Fatalf("rows out of order (want deadline, then library): %+v", rows)
+	}
+	// Per-round CPU ratios 1.5, 1 and 2: median 1.5. Wake-ups per fire 30
+	// and 10 (round 3 fired nothing): median 20.
+	if w200.rounds != 3 || w200.cpuRatio != 1.5 || w200.wakeups != 100 || w200.wakeupsPerFire != 20 {
+		t.Errorf("200 ms wheel = %+v, want 3 rounds, CPU ratio 1.5, 100 wake-ups, 20 per fire", w200)
+	}
+	if w1000.rounds != 1 || w1000.cpuRatio != 1 || w1000.wakeupsPerFire != 2 {
+		t.Errorf("1000 ms wheel = %+v, want 1 round, CPU ratio 1, 2 wake-ups per fire", w1000)
+	}
+	if rt := rows[1]; rt.lib != "runtime" || !math.IsNaN(rt.wakeups) || !math.IsNaN(rt.wakeupsPerFire) {
+		t.Errorf("200 ms runtime = %+v, want no wake-ups counted", rt)
+	}
+	table := httpTable(rows)
+	if len(table) != 2 || table[0][0] != "200" || table[0][6] != "1.50×" || table[0][14] != "20.0" {
+		t.Errorf("table = %q, want one row per point, 200 ms first with ratio 1.50× and 20.0 wake-ups per fire", table)
+	}
+}
+
+func TestFireCostRowsPerFiredTimer(t *testing.T) {
+	run := func(round int, lib string, cpu float64, fires int64) fireCost {
+		return fireCost{Round: round, Lib: lib, DeadlineMs: 200, FiresPerS: 30, StopsPerS: 3000, CPUS: cpu,
+			Armed: 900, Stops: 100, Fires: fires, Wakeups: -1, Fired: -1}
+	}
+	w1, w2 := run(1, "wheel", 0.5, 100), run(2, "wheel", 0.9, 100)
+	w1.Wakeups, w1.Fired, w2.Wakeups, w2.Fired = 10, 100, 30, 100
+	rows := fireCostRows([]fireCost{
+		w1, run(1, "runtime", 0.4, 100), run(1, "none", 0.3, 0),
+		w2, run(2, "runtime", 1.0, 100), run(2, "none", 0.6, 0),
+	})
+	if len(rows) != 3 || rows[0].lib != "wheel" || rows[1].lib != "runtime" || rows[2].lib != "none" {
+		t.Fatalf("rows = %+v, want wheel, runtime, none at one load", rows)
+	}
+	w := rows[0]
+	// Per fired timer: 5000 and 9000 µs; less the loop's: 2000 and 3000 µs;
+	// ÷ the runtime's in the same round: 1.25 and 0.9; per AfterFunc or
+	// Stop (1000 calls): 500k and 900k ns; wake-ups per fire 0.1 and 0.3.
+	if w.perFire != 7000 || w.share != 2500 || math.Abs(w.ratio-1.075) > 1e-9 || w.perOp != 700e3 ||
+		w.wakeups != 20 || math.Abs(w.wakeupsPerFire-0.2) > 1e-9 {
+		t.Errorf("wheel = %+v, want per fire 7000 µs, less the loop's 2500 µs, ratio 1.075, 700000 ns per call, 20 wake-ups, 0.2 per fire", w)
+	}
+	if n := rows[2]; !math.IsNaN(n.perFire) || !math.IsNaN(n.perOp) {
+		t.Errorf("none = %+v, want no per-fire or per-call cost", n)
+	}
+}

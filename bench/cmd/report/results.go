@@ -9,6 +9,7 @@ type (
 	purgatory  = results.Purgatory
 	idle       = results.Idle
 	httpServer = results.HTTPServer
+	fireCost   = results.FireCost
 )
 
 type report struct {
@@ -23,6 +24,7 @@ type report struct {
 	purgatory  []purgatory
 	idle       []idle
 	httpServer []httpServer
+	fireCost   []fireCost // absent from reports older than the program
 	env        env
 	benchstat  string
 	// purgatoryNotes is docs/bench/purgatory.md, measured by hand (profiles,

@@ -133,3 +133,33 @@ type HTTPServer struct {
 	IdleUnclosed int64           `json:"idle_unclosed"` // idle connections the server left open for 2× idle
 	Redials      int64           `json:"redials"`       // connections lost while not idle
 }
+
+// FireCost is one process of bench/cmd/firecost: a light load in which
+// most timers are stopped soon after they are armed and a few fire, and
+// what the whole process spent on it. Counts and CPU cover the measured
+// window, after every timer armed in it could have come due.
+type FireCost struct {
+	Workload   string  `json:"workload"`
+	Lib        string  `json:"lib"`     // "wheel", "runtime" or "none" (the load loop, no timers)
+	TickMs     float64 `json:"tick_ms"` // the wheel's; 0 for the others
+	GOMAXPROCS int     `json:"gomaxprocs"`
+	Round      int     `json:"round"` // processes of one round ran one after another
+	DeadlineMs float64 `json:"deadline_ms"`
+	StopMs     float64 `json:"stop_ms"`     // how long after arming a timer is stopped
+	FiresPerS  float64 `json:"fires_per_s"` // asked for: timers left to fire
+	StopsPerS  float64 `json:"stops_per_s"` // asked for: timers stopped
+	LoopMs     float64 `json:"loop_ms"`     // the load's period
+	WarmupS    float64 `json:"warmup_s"`
+	DurationS  float64 `json:"duration_s"`
+
+	CPUS      float64 `json:"cpu_s"` // the process's user+sys (getrusage) over the window
+	Armed     int64   `json:"armed"`
+	Stops     int64   `json:"stops"`      // Stop calls, each of which returned true
+	Fires     int64   `json:"fires"`      // callbacks run
+	Early     int64   `json:"early"`      // … before their deadline had elapsed since they were armed
+	Missed    int64   `json:"missed"`     // loops that ran late by more than a period, in the window
+	LateStops int64   `json:"late_stops"` // Stops that came after the deadline (over the life), found the timer fired
+	// Wakeups and Fired are the wheel's Stats over the window; -1 for the others.
+	Wakeups int64 `json:"wakeups"`
+	Fired   int64 `json:"fired"`
+}
