@@ -128,10 +128,10 @@ func (s *Store) reap(ctx context.Context, tx pgx.Tx, c clock, p ClaimParams) (in
 		return 0, err
 	}
 	type expired struct {
-		key                            string
-		attempts, unconfirmed, ownMax  int
-		cancelled                      bool
-		d                              delivering
+		key                           string
+		attempts, unconfirmed, ownMax int
+		cancelled                     bool
+		d                             delivering
 	}
 	var exp []expired
 	for rows.Next() {
