@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // MaxListLimit bounds one List page.
@@ -88,14 +89,14 @@ func formatCursor(at time.Time, key string) string {
 	return strconv.FormatInt(at.UnixMicro(), 10) + "|" + key
 }
 
-func parseCursor(c string) (time.Time, string, error) {
+func parseCursor(c string) (pgtype.Timestamptz, string, error) {
 	if c == "" {
-		return time.Unix(-1<<40, 0), "", nil // before every stored time
+		return pgtype.Timestamptz{InfinityModifier: pgtype.NegativeInfinity, Valid: true}, "", nil // before every time
 	}
 	us, key, ok := strings.Cut(c, "|")
 	n, err := strconv.ParseInt(us, 10, 64)
 	if !ok || err != nil {
-		return time.Time{}, "", fmt.Errorf("%w: list cursor %q", ErrArgument, c)
+		return pgtype.Timestamptz{}, "", fmt.Errorf("%w: list cursor %q", ErrArgument, c)
 	}
-	return time.UnixMicro(n), key, nil
+	return pgtype.Timestamptz{Time: time.UnixMicro(n), Valid: true}, key, nil
 }

@@ -321,6 +321,6 @@ func TestBadInput(t *testing.T) {
 	require.ErrorIs(t, err, ErrArgument)
 	_, err = s.Extend(ctx, 0, nil)
 	require.ErrorIs(t, err, ErrArgument)
-	require.PanicsWithValue(t, "pgwheel.AddTx: nil transaction", func() { s.AddTx(ctx, pgx.Tx(nil)) }) //nolint:errcheck
+	require.PanicsWithValue(t, "pgwheel.AddTx: nil transaction", func() { s.AddTx(ctx, pgx.Tx(nil)) })          //nolint:errcheck
 	require.PanicsWithValue(t, "pgwheel.AddSQLTx: nil transaction", func() { s.AddSQLTx(ctx, (*sql.Tx)(nil)) }) //nolint:errcheck
 }
