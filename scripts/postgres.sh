@@ -78,10 +78,11 @@ ensure_user() {
 	useradd -r -M -d /nonexistent -s /usr/sbin/nologin "$pguser"
 }
 
-# as_pg runs a command as the server's user (as ourselves when we are not root).
+# as_pg runs a command as the server's user (as ourselves when we are not root), from /: the
+# current directory may be one that user cannot enter.
 as_pg() {
 	if [[ $EUID -eq 0 ]]; then
-		runuser -u "$pguser" -- "$@"
+		(cd / && runuser -u "$pguser" -- "$@")
 	else
 		"$@"
 	fi
