@@ -50,7 +50,13 @@ func TestNeverEarly(t *testing.T) {
 		a, err := s.Add(ctx, NewTask{Key: key, After: d})
 		require.NoError(t, err)
 		require.Equal(t, AddStored, a[0].Status)
-		require.False(t, a[0].Due.Before(before.Add(d)), "delay %v: due %v before the call's clock %v + delay", d, a[0].Due, before)
+		earliest := before.Add(d)
+		if d == 0 {
+			// At once is the call's millisecond, rounded down as every
+			// stored time: no claim can see the task before the call.
+			earliest = before.Truncate(time.Millisecond)
+		}
+		require.False(t, a[0].Due.Before(earliest), "delay %v: due %v before the call's clock %v + delay", d, a[0].Due, before)
 		c, ct := claimUntil(t, s, key)
 		require.Equal(t, a[0].Due, ct.Due)
 		require.False(t, c.Now.Before(ct.Due), "delay %v: leased at %v, due %v", d, c.Now, ct.Due)
@@ -112,9 +118,14 @@ func TestFencing(t *testing.T) {
 	// lost reply, so its attempt was given back.
 	require.Equal(t, 1, second.Attempt)
 
-	codes, err := s.Extend(ctx, time.Hour, []Lease{{"k", first.Token}})
+	leased, err := s.Get(ctx, "k")
+	require.NoError(t, err)
+	codes, err := s.Extend(ctx, 3*time.Hour, []Lease{{"k", first.Token}})
 	require.NoError(t, err)
 	require.Equal(t, []ExtendCode{ExtendLost}, codes)
+	info, err = s.Get(ctx, "k")
+	require.NoError(t, err)
+	require.Equal(t, leased.Due, info.Due, "a stale extend moved the lease")
 	st, err := s.Settle(ctx, SettleParams{MaxAttempts: 3, HistoryLen: 10, DeadCap: 10}, []Settlement{{Key: "k", Token: first.Token, Outcome: OutcomeDone}})
 	require.NoError(t, err)
 	require.Equal(t, []SettleCode{SettleRejected}, st.Codes)
@@ -211,23 +222,25 @@ func TestAddInTransaction(t *testing.T) {
 		commit   func() error
 		rollback func() error
 	}
-	kinds := map[string]func() txn{
-		"pgx": func() txn {
+	kinds := map[string]func(*testing.T) txn{
+		"pgx": func(t *testing.T) txn {
 			tx, err := sharedPool.Begin(ctx)
 			require.NoError(t, err)
+			t.Cleanup(func() { tx.Rollback(ctx) }) //nolint:errcheck // a failed test must not leave it open
 			return txn{func(nt NewTask) ([]Added, error) { return s.AddTx(ctx, tx, nt) },
 				func() error { return tx.Commit(ctx) }, func() error { return tx.Rollback(ctx) }}
 		},
-		"database/sql": func() txn {
+		"database/sql": func(t *testing.T) txn {
 			tx, err := db.BeginTx(ctx, nil)
 			require.NoError(t, err)
+			t.Cleanup(func() { tx.Rollback() }) //nolint:errcheck // a failed test must not leave it open
 			return txn{func(nt NewTask) ([]Added, error) { return s.AddSQLTx(ctx, tx, nt) }, tx.Commit, tx.Rollback}
 		},
 	}
 	for name, begin := range kinds {
 		t.Run(name, func(t *testing.T) {
 			key := name + "/committed"
-			tx := begin()
+			tx := begin(t)
 			a, err := tx.add(NewTask{Key: key, Payload: []byte("p")})
 			require.NoError(t, err)
 			require.Equal(t, AddStored, a[0].Status)
@@ -241,7 +254,7 @@ func TestAddInTransaction(t *testing.T) {
 			require.Equal(t, []byte("p"), ct.Payload)
 
 			key = name + "/rolled back"
-			tx = begin()
+			tx = begin(t)
 			_, err = tx.add(NewTask{Key: key})
 			require.NoError(t, err)
 			require.NoError(t, tx.rollback())
