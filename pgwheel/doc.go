@@ -31,7 +31,7 @@
 //	                                           the newest HistoryLen per task
 //	pgwheel_result    (namespace, key)         how a retained task finished: done or cancelled, and when
 //	pgwheel_queue     namespace                paused namespaces
-//	pgwheel_periodic  (namespace, name)        periodic schedules' positions (not driven yet)
+//	pgwheel_periodic  (namespace, name)        periodic schedules' positions (PeriodicRegister...)
 //	sequence pgwheel_token                     fencing tokens, never reused
 //	function pgwheel_clock()                   the database clock, rounded down and up to the ms
 //
@@ -73,6 +73,9 @@
 //     burial) and retained tasks (retention over, MaxRetained).
 //   - Cancel (final), Reschedule, Requeue, Pause, Resume, Get, List (keyset
 //     cursor), Stats: as rediswheel's.
+//   - PeriodicRegister, PeriodicRead, PeriodicAdvance, PeriodicRemove: the
+//     periodic registry of lua/periodic.lua; of processes advancing one
+//     pointer from the same value, exactly one moves it.
 //
 // Each operation is one transaction (AddTx and AddSQLTx join the
 // caller's) at READ COMMITTED. Cost: Add is one statement per task (two
