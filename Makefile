@@ -1,6 +1,6 @@
 # make demo   the main job: the wheel beside time.AfterFunc on a simulated server (needs only Go)
-# make test   vet, then every module's tests under -race, Redis, timerd and bench included (installs and
-#             starts Redis, installs Chromium for the dashboard's browser test)
+# make test   vet, then every module's tests under -race, Redis, PostgreSQL, timerd and bench included
+#             (installs and starts Redis and PostgreSQL, installs Chromium for the dashboard's browser test)
 # make timerd the delayed-task service on 127.0.0.1:8080, against the Redis that scripts/redis.sh starts
 # make bench  benchmarks and docs/BENCHMARKS.md (BENCH_QUICK=1 for a run under 5 minutes)
 # make lint / make cover / make fuzz
@@ -8,14 +8,14 @@
 GO      ?= go
 FUZZTIME ?= 30s
 
-.PHONY: all demo test vet test-core test-redis bench bench-core lint cover fuzz timerd
+.PHONY: all demo test vet test-core test-redis test-sql bench bench-core lint cover fuzz timerd
 
 all: test
 
 demo:
 	$(GO) run ./cmd/demo $(DEMO_FLAGS)
 
-test: vet test-core test-redis
+test: vet test-core test-redis test-sql
 
 vet:
 	$(GO) vet ./...
@@ -24,6 +24,7 @@ vet:
 	cd examples/cron && $(GO) vet ./...
 	cd bench && $(GO) vet ./...
 	cd timerd && $(GO) vet ./...
+	cd pgwheel && $(GO) vet ./...
 
 # bench/'s own tests, not its benchmarks; redisbench's needs Redis and runs
 # in test-redis.
@@ -45,6 +46,15 @@ test-redis:
 	(cd rediswheel/rwmetrics && REDISWHEEL_REQUIRE=1 $(GO) test -race -count=1 -timeout 8m ./...); \
 	(cd timerd && TIMERD_REQUIRE=1 TIMERD_ARTIFACTS=$(CURDIR)/.artifacts $(GO) test -race -count=1 -timeout 8m ./...); \
 	(cd bench && $(GO) test -race -count=1 -timeout 5m ./redisbench)
+
+# The PostgreSQL server is started and stopped by pid by scripts/postgres.sh,
+# even when the tests fail.
+test-sql:
+	@set -e; \
+	trap '$(CURDIR)/scripts/postgres.sh down' EXIT; \
+	$(CURDIR)/scripts/postgres.sh up; \
+	. ./.postgres/env; \
+	(cd pgwheel && PGWHEEL_REQUIRE=1 $(GO) test -race -count=1 -timeout 8m ./...)
 
 # Root-package benchmarks against the runtime's timers, in one run; each
 # HeapPerTimer iteration arms a million timers, so it runs once per count.

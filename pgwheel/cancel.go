@@ -1,0 +1,75 @@
+package pgwheel
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// CancelCode is what Cancel did; the numbers are rediswheel's cancelCode.
+type CancelCode int
+
+const (
+	CancelUnknown   CancelCode = 0 // no task under the key
+	CancelScheduled CancelCode = 1 // a scheduled or retrying task: finished as cancelled
+	CancelInFlight  CancelCode = 2 // marked: its Settle finishes it as cancelled, it is never retried
+	CancelDead      CancelCode = 3 // a dead task: finished as cancelled
+	CancelForgotten CancelCode = 4 // a retained finished task: forgotten, a later Add is a new task
+)
+
+// Cancel ends the task for good, in one transaction: a scheduled,
+// retrying or dead task is finished as cancelled (retained for retention,
+// forgotten at once when it is 0); a task in flight is marked, so that
+// Extend reports ExtendCancelled and Settle finishes it as cancelled
+// whatever its outcome; a retained task is forgotten. It then trims up to
+// 17 retained tasks (retention over, or past maxRetained), and returns how
+// many.
+func (s *Store) Cancel(ctx context.Context, key string, retention time.Duration, maxRetained int) (CancelCode, int, error) {
+	if err := checkKey(key); err != nil {
+		return 0, 0, err
+	}
+	if retention < 0 || maxRetained < 0 {
+		return 0, 0, fmt.Errorf("%w: cancel: retention %v, max retained %d", ErrArgument, retention, maxRetained)
+	}
+	var code CancelCode
+	var trimmed int
+	err := s.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		c, err := readClock(ctx, tx)
+		if err != nil {
+			return err
+		}
+		var place string
+		err = tx.QueryRow(ctx, `SELECT place FROM pgwheel_task WHERE namespace = $1 AND key = $2 FOR UPDATE`,
+			s.namespace, key).Scan(&place)
+		if err != nil && err != pgx.ErrNoRows {
+			return err
+		}
+		var b pgx.Batch
+		code = CancelUnknown
+		switch place {
+		case "due", "dead":
+			s.retire(&b, key, "cancelled", c, millisCeil(retention))
+			code = CancelScheduled
+			if place == "dead" {
+				code = CancelDead
+			}
+		case "lease":
+			b.Queue(`UPDATE pgwheel_task SET cancel_requested = true WHERE namespace = $1 AND key = $2`, s.namespace, key)
+			code = CancelInFlight
+		case "kept":
+			b.Queue(`DELETE FROM pgwheel_task WHERE namespace = $1 AND key = $2`, s.namespace, key)
+			code = CancelForgotten
+		}
+		if err := sendBatch(ctx, tx, &b); err != nil {
+			return err
+		}
+		trimmed, err = s.trimKept(ctx, tx, c, maxRetained, 17, code == CancelScheduled || code == CancelDead)
+		return err
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("pgwheel: cancel %q: %w", key, err)
+	}
+	return code, trimmed, nil
+}

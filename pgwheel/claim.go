@@ -1,0 +1,210 @@
+package pgwheel
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// ClaimParams are a claim's settings: the worker's and queue's options, as
+// rediswheel's claim script receives them.
+type ClaimParams struct {
+	Limit       int           // most due tasks to lease (>= 0)
+	Lease       time.Duration // lease length (> 0)
+	MaxAttempts int           // the queue's; a task's own Policy.MaxAttempts wins
+	ReapLimit   int           // most expired leases to reap first (>= 0)
+	DeadCap     int           // MaxDead: the dead set's size past which the oldest go
+	HistoryLen  int           // deliveries kept in each task's log
+	WorkerID    string        // recorded with each delivery
+	// UnconfirmedBound is how many claims in a row may expire unconfirmed
+	// (no Extend or Settle reached the database: maybe a lost reply) and
+	// have their attempt given back.
+	UnconfirmedBound int
+	Retention        time.Duration // how long a finished task is kept (0: forgotten at once)
+}
+
+// Claimed is a claim's result.
+type Claimed struct {
+	Now time.Time // the database clock the claim used
+	// Next is the earliest due time (none while paused) or lease deadline
+	// left in the namespace after the claim; zero when there is none.
+	Next        time.Time
+	DeadTrimmed int  // dead tasks forgotten past DeadCap
+	Paused      bool // the namespace is paused: nothing was leased
+	Tasks       []ClaimedTask
+}
+
+// ClaimedTask is one delivery: the task leased until Claimed.Now + Lease
+// (rounded up) under Token.
+type ClaimedTask struct {
+	Key         string
+	Payload     []byte
+	Attempt     int       // this delivery's number, from 1
+	Due         time.Time // when it was due
+	Token       int64     // the fencing token Extend and Settle must present
+	Policy      Policy
+	Added       time.Time
+	OriginalDue time.Time
+}
+
+// Claim reaps up to ReapLimit expired leases, then, unless the namespace is
+// paused, leases up to Limit due tasks, earliest first, each with a fresh
+// fencing token, all in one transaction.
+//
+// Never early: a task is leased only when its due time is at or before the
+// database clock read at the start of the claim. Rows other transactions
+// hold locked are skipped (FOR UPDATE SKIP LOCKED), so concurrent claimers
+// never wait on each other and never lease one task twice; a task added in
+// a transaction not yet committed is invisible.
+//
+// A lease that ran out means its worker died or stalled, or that the
+// claim's reply never reached it: the task goes back to due at once with
+// last error "lease expired" (to dead when out of attempts; finished as
+// cancelled when Cancel came meanwhile), its token dropped so that the late
+// worker's Settle and Extend are refused. Its attempt is given back when no
+// Extend or Settle confirmed the claim, for up to UnconfirmedBound claims in
+// a row (lua/claim.lua's rule).
+func (s *Store) Claim(ctx context.Context, p ClaimParams) (Claimed, error) {
+	if p.Limit < 0 || p.Lease <= 0 || p.ReapLimit < 0 || p.DeadCap < 0 || p.HistoryLen < 0 ||
+		p.UnconfirmedBound < 0 || p.MaxAttempts < 0 || p.Retention < 0 {
+		return Claimed{}, fmt.Errorf("%w: claim %+v", ErrArgument, p)
+	}
+	worker := storableText(p.WorkerID)
+	var out Claimed
+	err := s.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		out = Claimed{}
+		var c clock
+		if err := tx.QueryRow(ctx, `SELECT c.now, c.now_up,
+			coalesce((SELECT paused FROM pgwheel_queue WHERE namespace = $1), false)
+			FROM pgwheel_clock() c`, s.namespace).Scan(&c.now, &c.nowUp, &out.Paused); err != nil {
+			return err
+		}
+		out.Now = c.now
+		buried, err := s.reap(ctx, tx, c, p)
+		if err != nil {
+			return fmt.Errorf("reap: %w", err)
+		}
+		if !out.Paused && p.Limit > 0 {
+			if out.Tasks, err = s.lease(ctx, tx, c, p, worker); err != nil {
+				return fmt.Errorf("lease: %w", err)
+			}
+		}
+		if buried > 0 {
+			if out.DeadTrimmed, err = s.trimDead(ctx, tx, p.DeadCap, trimDeadLimit*buried); err != nil {
+				return fmt.Errorf("trim dead: %w", err)
+			}
+		}
+		// While paused, due tasks are not waited for: the worker polls at
+		// its idle pace until Resume (which notifies).
+		var next int64
+		if err := tx.QueryRow(ctx, `SELECT `+msOf(`least(
+			(SELECT min(at) FROM pgwheel_task WHERE namespace = $1 AND place = 'due' AND NOT $2),
+			(SELECT min(at) FROM pgwheel_task WHERE namespace = $1 AND place = 'lease'))`),
+			s.namespace, out.Paused).Scan(&next); err != nil {
+			return fmt.Errorf("next: %w", err)
+		}
+		out.Next = fromMillis(next)
+		return nil
+	})
+	if err != nil {
+		return Claimed{}, fmt.Errorf("pgwheel: claim: %w", err)
+	}
+	return out, nil
+}
+
+// reap handles up to p.ReapLimit expired leases and returns how many it
+// buried.
+func (s *Store) reap(ctx context.Context, tx pgx.Tx, c clock, p ClaimParams) (int, error) {
+	if p.ReapLimit == 0 {
+		return 0, nil
+	}
+	rows, err := tx.Query(ctx, `SELECT key, attempts, unconfirmed, max_attempts, cancel_requested,
+		coalesce(delivery_attempt, -1), coalesce(worker, ''), coalesce(started, 'epoch')
+		FROM pgwheel_task WHERE namespace = $1 AND place = 'lease' AND at <= $2
+		ORDER BY at, key LIMIT $3 FOR UPDATE SKIP LOCKED`, s.namespace, c.now, p.ReapLimit)
+	if err != nil {
+		return 0, err
+	}
+	type expired struct {
+		key                           string
+		attempts, unconfirmed, ownMax int
+		cancelled                     bool
+		d                             delivering
+	}
+	var exp []expired
+	for rows.Next() {
+		var e expired
+		if err := rows.Scan(&e.key, &e.attempts, &e.unconfirmed, &e.ownMax, &e.cancelled,
+			&e.d.attempt, &e.d.worker, &e.d.started); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		exp = append(exp, e)
+	}
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	var b pgx.Batch
+	buried := 0
+	for _, e := range exp {
+		s.remember(&b, e.key, e.d, c.now, "lease expired", "", p.HistoryLen)
+		if e.cancelled {
+			s.retire(&b, e.key, "cancelled", c, millisCeil(p.Retention))
+			continue
+		}
+		attempts := e.attempts
+		if e.unconfirmed > 0 && e.unconfirmed <= p.UnconfirmedBound {
+			attempts-- // maybe a lost claim reply: no handler ran
+		}
+		max := e.ownMax
+		if max == 0 {
+			max = p.MaxAttempts
+		}
+		if attempts >= max {
+			b.Queue(`UPDATE pgwheel_task SET attempts = $3 WHERE namespace = $1 AND key = $2`,
+				s.namespace, e.key, attempts)
+			s.bury(&b, e.key, c, "lease expired") // resets unconfirmed: a Requeue starts the bound over
+			buried++
+			continue
+		}
+		b.Queue(`UPDATE pgwheel_task SET place = 'due', at = $3, attempts = $4, token = NULL,
+			last_error = 'lease expired' WHERE namespace = $1 AND key = $2`, s.namespace, e.key, c.now, attempts)
+	}
+	return buried, sendBatch(ctx, tx, &b)
+}
+
+// lease takes up to p.Limit due tasks, earliest first, skipping rows other
+// transactions hold.
+func (s *Store) lease(ctx context.Context, tx pgx.Tx, c clock, p ClaimParams, worker string) ([]ClaimedTask, error) {
+	rows, err := tx.Query(ctx, `WITH r AS (
+		SELECT key, at FROM pgwheel_task WHERE namespace = $1 AND place = 'due' AND at <= $2
+		ORDER BY at, key LIMIT $3 FOR UPDATE SKIP LOCKED)
+	UPDATE pgwheel_task t SET place = 'lease', at = $4, token = nextval('pgwheel_token'),
+		attempts = t.attempts + 1, unconfirmed = t.unconfirmed + 1,
+		delivery_attempt = t.attempts + 1, started = $2, worker = $5
+	FROM r WHERE t.namespace = $1 AND t.key = r.key
+	RETURNING t.key, t.payload, t.attempts, r.at, t.token, t.type, t.timeout_ms, t.max_attempts,
+		t.backoff_base_ms, t.backoff_limit_ms, t.added, t.original_due`,
+		s.namespace, c.now, p.Limit, c.after(millisCeil(p.Lease)), worker)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []ClaimedTask
+	for rows.Next() {
+		var t ClaimedTask
+		var timeout, base, limit int64
+		if err := rows.Scan(&t.Key, &t.Payload, &t.Attempt, &t.Due, &t.Token, &t.Policy.Type, &timeout,
+			&t.Policy.MaxAttempts, &base, &limit, &t.Added, &t.OriginalDue); err != nil {
+			return nil, err
+		}
+		t.Policy.Timeout = time.Duration(timeout) * time.Millisecond
+		t.Policy.BackoffBase = time.Duration(base) * time.Millisecond
+		t.Policy.BackoffLimit = time.Duration(limit) * time.Millisecond
+		t.Due, t.Added, t.OriginalDue = t.Due.UTC(), t.Added.UTC(), t.OriginalDue.UTC()
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,135 @@
+package pgwheel
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// The moves shared by claim, settle and cancel, as rediswheel's
+// lua/common.lua has them: each queues its statements on a batch that the
+// caller sends inside its transaction, after it locked the task's row.
+
+// clock is one reading of the database clock (pgwheel_clock): now rounded
+// down to the millisecond, nowUp rounded up. "Is it due?" compares with now;
+// a deadline a delay > 0 ahead is nowUp + delay, never now + delay (up to a
+// millisecond before the call's time + delay); a delay of 0 is now.
+type clock struct{ now, nowUp time.Time }
+
+func (c clock) after(ms int64) time.Time {
+	if ms <= 0 {
+		return c.now
+	}
+	return c.nowUp.Add(time.Duration(ms) * time.Millisecond)
+}
+
+const clockSQL = `SELECT now, now_up FROM pgwheel_clock()`
+
+func readClock(ctx context.Context, q rowQuerier) (clock, error) {
+	var c clock
+	err := q.QueryRow(ctx, clockSQL).Scan(&c.now, &c.nowUp)
+	return c, err
+}
+
+// delivering is the current delivery of a locked task in flight, as claim
+// recorded it; attempt is -1 when there is none.
+type delivering struct {
+	attempt int
+	worker  string
+	started time.Time
+}
+
+// maxHistoryError is the longest error text a history entry keeps (the full
+// last error is the task's last_error).
+const maxHistoryError = 256
+
+// remember appends one delivery to the task's execution log, then forgets
+// all but the newest keep entries. With keep <= 0, or no current delivery,
+// it logs nothing.
+func (s *Store) remember(b *pgx.Batch, key string, d delivering, finish time.Time, outcome, errText string, keep int) {
+	if keep <= 0 || d.attempt < 0 {
+		return
+	}
+	if len(errText) > maxHistoryError {
+		errText = storableText(errText[:maxHistoryError])
+	}
+	b.Queue(`INSERT INTO pgwheel_delivery (namespace, key, attempt, worker, started, finished, outcome, error)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		s.namespace, key, d.attempt, d.worker, d.started, finish, outcome, errText)
+	b.Queue(`DELETE FROM pgwheel_delivery WHERE namespace = $1 AND key = $2 AND id <= (
+		SELECT id FROM pgwheel_delivery WHERE namespace = $1 AND key = $2
+		ORDER BY id DESC OFFSET $3 LIMIT 1)`, s.namespace, key, keep)
+}
+
+// retire finishes a task as state ("done" or "cancelled"). With retention
+// it is kept until nowUp + retention (never trimmed before its full
+// retention) with a result row, its attempts, last error, policy and log
+// left for Get, its payload dropped; the row stays, so Add of the key stays
+// a no-op while it is retained. Without retention the row goes, and its log
+// and result with it (ON DELETE CASCADE).
+func (s *Store) retire(b *pgx.Batch, key, state string, c clock, retainMs int64) {
+	if retainMs <= 0 {
+		b.Queue(`DELETE FROM pgwheel_task WHERE namespace = $1 AND key = $2`, s.namespace, key)
+		return
+	}
+	b.Queue(`UPDATE pgwheel_task SET place = 'kept', at = $3, payload = '', token = NULL,
+		cancel_requested = false, postponements = 0, unconfirmed = 0
+		WHERE namespace = $1 AND key = $2`, s.namespace, key, c.after(retainMs))
+	b.Queue(`INSERT INTO pgwheel_result (namespace, key, state, finished) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (namespace, key) DO UPDATE SET state = EXCLUDED.state, finished = EXCLUDED.finished`,
+		s.namespace, key, state, c.now)
+}
+
+// bury moves a task to the dead set with its last error; the caller trims
+// the dead set afterwards (trimDead).
+func (s *Store) bury(b *pgx.Batch, key string, c clock, errText string) {
+	b.Queue(`UPDATE pgwheel_task SET place = 'dead', at = $3, last_error = $4, token = NULL, unconfirmed = 0
+		WHERE namespace = $1 AND key = $2`, s.namespace, key, c.now, storableText(errText))
+}
+
+// trimDeadLimit is how many dead tasks one call may forget past the cap, as
+// lua/common.lua's bury: the work of a call stays bounded.
+const trimDeadLimit = 16
+
+// trimDead forgets the oldest dead tasks while more than cap are dead, at
+// most limit of them, and returns how many. It counts the dead set (an index
+// scan of at most about cap rows), so callers run it only after a burial.
+func (s *Store) trimDead(ctx context.Context, tx pgx.Tx, cap, limit int) (int, error) {
+	tag, err := tx.Exec(ctx, `DELETE FROM pgwheel_task WHERE namespace = $1 AND key IN (
+		SELECT key FROM (
+			SELECT key, at FROM pgwheel_task WHERE namespace = $1 AND place = 'dead'
+			ORDER BY at DESC, key DESC OFFSET $2) o
+		ORDER BY at, key LIMIT $3)`, s.namespace, cap, limit)
+	return int(tag.RowsAffected()), err
+}
+
+// trimKept forgets retained tasks whose retention has ended, at most limit,
+// and, when overCap, then the oldest while more than cap are retained: at
+// most limit in all. It returns how many it forgot.
+func (s *Store) trimKept(ctx context.Context, tx pgx.Tx, c clock, cap, limit int, overCap bool) (int, error) {
+	tag, err := tx.Exec(ctx, `DELETE FROM pgwheel_task WHERE namespace = $1 AND key IN (
+		SELECT key FROM pgwheel_task WHERE namespace = $1 AND place = 'kept' AND at <= $2
+		ORDER BY at, key LIMIT $3 FOR UPDATE SKIP LOCKED)`, s.namespace, c.now, limit)
+	if err != nil {
+		return 0, err
+	}
+	n := int(tag.RowsAffected())
+	if !overCap || n >= limit {
+		return n, nil
+	}
+	tag, err = tx.Exec(ctx, `DELETE FROM pgwheel_task WHERE namespace = $1 AND key IN (
+		SELECT key FROM (
+			SELECT key, at FROM pgwheel_task WHERE namespace = $1 AND place = 'kept'
+			ORDER BY at DESC, key DESC OFFSET $2) o
+		ORDER BY at, key LIMIT $3)`, s.namespace, cap, limit-n)
+	return n + int(tag.RowsAffected()), err
+}
+
+// sendBatch runs b in tx and reports the first failure.
+func sendBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch) error {
+	if b.Len() == 0 {
+		return nil
+	}
+	return tx.SendBatch(ctx, b).Close()
+}

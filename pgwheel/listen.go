@@ -1,0 +1,76 @@
+package pgwheel
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// notifyChannel is the channel every namespace's wake-ups go to, with the
+// payload "<due Unix ms> <namespace>" (add.go's addNotify, Resume). One
+// channel, so a LISTEN costs one per connection however many namespaces.
+const notifyChannel = "pgwheel"
+
+// Listener receives the wake-ups of one namespace: an idle worker waits on
+// it instead of sleeping until the next due time it knows of, so a task
+// another process adds for sooner is not late by the worker's poll
+// interval. A wake-up is sent when an Add or Replace stores a task due no
+// later than every other scheduled task, and by Reschedule, Requeue and
+// Resume; PostgreSQL delivers it when the sending transaction commits
+// (never for one rolled back). Wake-ups are hints: a worker must still poll
+// now and then, since a Listener that loses its connection misses them.
+//
+// A Listener holds one connection of the pool until Close. It is for one
+// goroutine.
+type Listener struct {
+	conn      *pgxpool.Conn
+	namespace string
+}
+
+// Listen acquires a connection and LISTENs on it.
+func (s *Store) Listen(ctx context.Context) (*Listener, error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("pgwheel: listen: %w", err)
+	}
+	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
+		conn.Release()
+		return nil, fmt.Errorf("pgwheel: listen: %w", err)
+	}
+	return &Listener{conn: conn, namespace: s.namespace}, nil
+}
+
+// Wait blocks until a wake-up for the Listener's namespace arrives, and
+// returns the due time it announces. After an error (ctx's included) the
+// Listener may have lost its connection: Close it and Listen again.
+func (l *Listener) Wait(ctx context.Context) (time.Time, error) {
+	for {
+		n, err := l.conn.Conn().WaitForNotification(ctx)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("pgwheel: wait: %w", err)
+		}
+		if n.Channel != notifyChannel {
+			continue
+		}
+		ms, ns, ok := strings.Cut(n.Payload, " ")
+		if !ok || ns != l.namespace {
+			continue
+		}
+		v, err := strconv.ParseInt(ms, 10, 64)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("pgwheel: wait: malformed wake-up %q", n.Payload)
+		}
+		return time.UnixMilli(v).UTC(), nil
+	}
+}
+
+// Close closes the Listener's connection (rather than returning a
+// connection that LISTENs to the pool).
+func (l *Listener) Close() {
+	l.conn.Conn().Close(context.Background()) //nolint:errcheck // closing a connection we drop anyway
+	l.conn.Release()
+}

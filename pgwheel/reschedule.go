@@ -1,0 +1,48 @@
+package pgwheel
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// RescheduleCode is what Reschedule did; the numbers are rediswheel's.
+type RescheduleCode int
+
+const (
+	RescheduleNone     RescheduleCode = 0 // absent, dead or retained: nothing changed
+	RescheduleMoved    RescheduleCode = 1 // due at the new time
+	RescheduleInFlight RescheduleCode = 2 // in flight: nothing changed
+)
+
+// Reschedule moves a scheduled or retrying task to at (rounded up to the
+// millisecond), keeping its payload, attempts and last error, and records
+// at as its original due time. An earlier due time wakes idle workers as an
+// Add does.
+func (s *Store) Reschedule(ctx context.Context, key string, at time.Time) (RescheduleCode, error) {
+	if err := checkKey(key); err != nil {
+		return 0, err
+	}
+	if at.IsZero() {
+		return 0, fmt.Errorf("%w: reschedule %q: zero time", ErrArgument, key)
+	}
+	var due int64
+	var notified bool
+	var place *string
+	err := s.pool.QueryRow(ctx, `WITH cur AS (
+		SELECT place FROM pgwheel_task WHERE namespace = $1 AND key = $2),
+	s AS (
+		UPDATE pgwheel_task SET at = $3, original_due = $3
+		WHERE namespace = $1 AND key = $2 AND place = 'due'
+		RETURNING at),`+addNotify+`, (SELECT place FROM cur)`, s.namespace, key, timeCeil(at)).Scan(&due, &notified, &place)
+	if err != nil {
+		return 0, fmt.Errorf("pgwheel: reschedule %q: %w", key, err)
+	}
+	switch {
+	case due >= 0:
+		return RescheduleMoved, nil
+	case place != nil && *place == "lease":
+		return RescheduleInFlight, nil
+	}
+	return RescheduleNone, nil
+}
