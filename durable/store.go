@@ -160,7 +160,7 @@ type AddRequest struct {
 	Status AddStatus
 	Err    error
 
-	// For a coalesced Add (see adder), each closed at most once.
+	// The Queue's own, never a store's: for a coalesced Add (see adder), each closed at most once.
 	done chan struct{} // status and err are set
 	lead chan struct{} // this request's caller must send the next batch
 	quit bool          // its caller has returned; guarded by adder.mu
@@ -317,7 +317,8 @@ const (
 	// PeriodicRead reads the entry.
 	PeriodicRead PeriodicOp = "read"
 	// PeriodicAdvance moves the pointer from from to to, only if it is at
-	// from and to is later (a compare-and-set that never goes backwards).
+	// from (a compare-and-set); to must be later than from, or the store
+	// returns an error: the pointer never goes backwards.
 	PeriodicAdvance PeriodicOp = "advance"
 	// PeriodicRemove deletes the entry.
 	PeriodicRemove PeriodicOp = "remove"
@@ -325,7 +326,11 @@ const (
 
 // PeriodicState is the reply of Store.Periodic.
 type PeriodicState struct {
-	Status  int64 // 1 done, 0 not done (advance lost the race), -1 no such schedule
-	Pointer int64 // the entry's pointer after the step, Unix ms
+	// Status is 1 when the step changed the entry (register created it,
+	// advance moved it), 0 when it did not (register found it, advance found
+	// the pointer moved by another replica; read and remove always), -1 when
+	// there is no such entry (Pointer 0).
+	Status  int64
+	Pointer int64 // the entry's pointer after the step (remove: the one it deleted), Unix ms
 	Now     int64 // the store's clock, Unix ms
 }
