@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-timingwheel/timingwheel/durable"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,15 +20,11 @@ import (
 func TestAddCallsGroupByShard(t *testing.T) {
 	c := redis.NewClient(&redis.Options{}) // never used: addCalls only groups
 	t.Cleanup(func() { c.Close() })
-	q, err := New(c, Options{Namespace: "unit"})
+	q, err := newTQ(c, Options{Namespace: "unit"})
 	require.NoError(t, err)
-	var reqs []*addRequest
+	var reqs []*durable.AddRequest
 	for i := range 300 {
-		mode := addNX
-		if i%100 == 99 {
-			mode = addReplace
-		}
-		reqs = append(reqs, &addRequest{mode: mode, base: baseAbs, key: fmt.Sprint("k", i)})
+		reqs = append(reqs, &durable.AddRequest{Replace: i%100 == 99, Key: fmt.Sprint("k", i)})
 	}
 	check := func(calls []*addCall, merge bool) {
 		t.Helper()
@@ -41,8 +38,8 @@ func TestAddCallsGroupByShard(t *testing.T) {
 			rs := c.reqs
 			for g, s := range c.shards {
 				for _, r := range rs[:c.counts[g]] {
-					assert.Equal(t, s, q.shard(r.key), "task %s sent with another shard's keys", r.key)
-					assert.Equal(t, c.reqs[0].mode, r.mode, "one mode per call")
+					assert.Equal(t, s, q.shard(r.Key), "task %s sent with another shard's keys", r.Key)
+					assert.Equal(t, c.reqs[0].Replace, r.Replace, "one mode per call")
 				}
 				rs = rs[c.counts[g]:]
 			}
@@ -51,11 +48,11 @@ func TestAddCallsGroupByShard(t *testing.T) {
 		}
 		assert.Equal(t, len(reqs), n)
 	}
-	merged := q.addCalls(reqs, true)
+	merged := q.st.addCalls(reqs, true)
 	check(merged, true)
 	// 297 nx tasks need two calls of at most 256, the 3 replaces one more.
 	assert.Len(t, merged, 3)
-	split := q.addCalls(reqs, false)
+	split := q.st.addCalls(reqs, false)
 	check(split, false)
 	assert.Greater(t, len(split), q.opts.Shards)
 }
@@ -96,7 +93,7 @@ func TestAddAcrossShardsStoresEachInItsShard(t *testing.T) {
 		assert.True(t, ok, items[i].Key)
 	}
 	awaitDone(t, "the adders", wg.Wait)
-	assert.False(t, q.adds.split.Load(), "a single server takes calls across shards")
+	assert.False(t, q.st.split.Load(), "a single server takes calls across shards")
 	for _, k := range keys {
 		sk := q.keys[q.shard(k)]
 		assert.NoError(t, c.ZScore(ctx, sk[0], k).Err(), "%s in its shard's due", k)
@@ -119,16 +116,16 @@ func TestAddSplitsOnCrossSlot(t *testing.T) {
 	node := redis.NewClient(&redis.Options{Addr: addr})
 	t.Cleanup(func() { node.Close() })
 	q := newQueue(t, cluster(t), Options{})
-	onNode, err := New(node, q.opts)
+	onNode, err := newTQ(node, q.opts)
 	require.NoError(t, err)
-	require.True(t, onNode.oneServer)
+	require.True(t, onNode.st.oneServer)
 	ctx := context.Background()
 	var items []Item
 	for i := range 64 {
 		items = append(items, Item{Key: fmt.Sprint("k", i), Payload: []byte("p"), At: time.Now().Add(time.Hour)})
 	}
 	added, err := onNode.AddBatch(ctx, items)
-	assert.True(t, onNode.adds.split.Load(), "CROSSSLOT turns merging off")
+	assert.True(t, onNode.st.split.Load(), "CROSSSLOT turns merging off")
 	require.Error(t, err, "a plain client cannot reach the other masters' shards")
 	assert.NotContains(t, err.Error(), "CROSSSLOT")
 	assert.Contains(t, err.Error(), "MOVED")

@@ -45,7 +45,7 @@ func TestBacklogDrainsInBoundedScripts(t *testing.T) {
 
 	// probe claims a full batch of shard and acks it, and returns the
 	// commands and Redis CPU of each.
-	probe := func(q *Queue, shard int) (claimCmds, ackCmds int64, claimCPU, ackCPU time.Duration) {
+	probe := func(q *testQueue, shard int) (claimCmds, ackCmds int64, claimCPU, ackCPU time.Duration) {
 		var cl claimed
 		var err error
 		claimCPU = redisCPU(t, q, func() {
@@ -176,7 +176,7 @@ func (o batchObserver) Settled(e SettleEvent) {
 
 // redisCPU runs call and returns the CPU time Redis's main thread spent
 // meanwhile (on call's commands, its own INFO, and anything else it served).
-func redisCPU(t testing.TB, q *Queue, call func()) time.Duration {
+func redisCPU(t testing.TB, q *testQueue, call func()) time.Duration {
 	cpu := func() time.Duration {
 		info, err := q.client.Info(context.Background(), "cpu").Result()
 		require.NoError(t, err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/go-timingwheel/timingwheel/durable"
 )
 
 // A cancelCode is what the cancel script found under the key; lua/cancel.lua
@@ -18,39 +20,17 @@ const (
 	cancelRetained  cancelCode = 4 // a retained (finished) task, forgotten
 )
 
-// Cancel removes the task under key and reports whether there was one. It is
-// immediate and final: a scheduled or dead task is cancelled at once. A task
-// in flight is marked so that whatever its handler returns it is finished as
-// cancelled, never retried; its handler's context is cancelled at the next
-// lease heartbeat. Until that delivery ends, the key still counts as existing
-// for Add.
-//
-// Without Options.Retention a cancelled task is deleted with no tombstone
-// left behind, so a later Add of the key is a new task. With Retention it is
-// retained as cancelled (Get shows it, Add of the key is a no-op) until its
-// retention ends. Cancel of a retained task, done or cancelled, forgets it at
-// once and reports true: the way to end a uniqueness window early.
-func (q *Queue) Cancel(ctx context.Context, key string) (bool, error) {
-	return q.cancel(ctx, key, q.opts.Retention)
-}
-
-// cancel is Cancel retaining a cancelled task for retention (0: forgotten at
-// once, as a periodic time that never ran is, so that it can be added again).
-func (q *Queue) cancel(ctx context.Context, key string, retention time.Duration) (bool, error) {
-	if err := checkKey(key); err != nil {
-		return false, err
-	}
+// Cancel is durable.Store's Cancel.
+func (s *Store) Cancel(ctx context.Context, key string, retention time.Duration, maxRetained int) (durable.CancelResult, error) {
+	shard := s.shard(key)
 	// The arguments and the reply are lua/cancel.lua's: change both together.
-	args := []any{key, durationMilliCeil(retention), q.opts.MaxRetained}
-	v, err := cancelScript.Run(ctx, q.client, q.keys[q.shard(key)], args...).Int64Slice()
+	args := []any{key, durationMilliCeil(retention), maxRetained}
+	v, err := cancelScript.Run(ctx, s.client, s.keys[shard], args...).Int64Slice()
 	if err == nil && (len(v) != 2 || v[0] < cancelUnknown || v[0] > cancelRetained) {
 		err = fmt.Errorf("unexpected reply %v", v)
 	}
 	if err != nil {
-		return false, fmt.Errorf("rediswheel: cancel %q: %w", key, err)
+		return durable.CancelResult{}, fmt.Errorf("rediswheel: cancel %q: %w", key, err)
 	}
-	if o := q.opts.Observer; o != nil && v[1] > 0 {
-		o.RetainedTrimmed(TrimEvent{Shard: q.shard(key), Tasks: int(v[1])})
-	}
-	return v[0] != cancelUnknown, nil
+	return durable.CancelResult{Found: v[0] != cancelUnknown, Partition: shard, RetainedTrimmed: int(v[1])}, nil
 }

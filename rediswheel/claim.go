@@ -6,17 +6,9 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-)
 
-// claimed is the reply of one claim call.
-type claimed struct {
-	now     int64     // Redis time, ms
-	next    int64     // earliest due time (none while paused) or lease deadline left, ms; -1 if none
-	at      time.Time // local time the reply arrived
-	trimmed int       // dead tasks dropped over MaxDead by this call's reaping
-	paused  bool      // the shard is paused (Pause): nothing was leased
-	tasks   []*delivery
-}
+	"github.com/go-timingwheel/timingwheel/durable"
+)
 
 // The claim reply (lua/claim.lua): a header of claimHeader values, {now, next,
 // dead trimmed, paused}, then claimStride values per task: key, payload,
@@ -26,62 +18,55 @@ const (
 	claimStride = 6
 )
 
-// maxUnconfirmed bounds the claims in a row of one task whose leases expire
-// with no heartbeat or settle ever confirming that a worker got them; such a
-// claim may be a lost reply, with no handler run, so its attempt is not
-// counted (lua/claim.lua). Past the bound they count again, so a task whose
-// every delivery crashes its worker before the first heartbeat (Lease/3)
-// still dies, after at most maxUnconfirmed more deliveries than its max
-// attempts. Three absorbs a lost reply or two (a read timeout, a failover)
-// without letting a crash loop run much longer.
-const maxUnconfirmed = 3
-
-// claim leases up to limit due tasks of shard for lease, after reaping expired
-// leases there.
-func (q *Queue) claim(ctx context.Context, shard, limit int, lease time.Duration) (claimed, error) {
-	args := []any{limit, durationMilliCeil(lease), q.opts.MaxAttempts, reapBatch, q.opts.MaxDead,
-		q.opts.HistoryLen, q.opts.WorkerID, maxUnconfirmed, durationMilliCeil(q.opts.Retention)}
-	v, err := claimScript.Run(ctx, q.client, q.keys[shard], args...).Slice()
+// Claim leases up to limit due tasks of shard for lease, after reaping
+// expired leases there (durable.Store's Claim). An error that retrying will
+// not heal wraps durable.ErrUnrecoverable.
+func (s *Store) Claim(ctx context.Context, shard, limit int, lease time.Duration, lim durable.Limits) (durable.Claimed, error) {
+	args := []any{limit, durationMilliCeil(lease), lim.MaxAttempts, lim.ReapBatch, lim.MaxDead,
+		lim.HistoryLen, lim.WorkerID, lim.MaxUnconfirmed, durationMilliCeil(lim.Retention)}
+	v, err := claimScript.Run(ctx, s.client, s.keys[shard], args...).Slice()
 	if err != nil {
-		return claimed{}, fmt.Errorf("rediswheel: claim shard %d: %w", shard, err)
+		if unrecoverable(err) {
+			return durable.Claimed{}, fmt.Errorf("%w: rediswheel: claim shard %d: %w", durable.ErrUnrecoverable, shard, err)
+		}
+		return durable.Claimed{}, fmt.Errorf("rediswheel: claim shard %d: %w", shard, err)
 	}
-	c, err := decodeClaim(v, shard)
+	c, err := decodeClaim(v)
 	if err != nil {
-		return claimed{}, fmt.Errorf("rediswheel: claim shard %d: unexpected reply: %w", shard, err)
+		return durable.Claimed{}, fmt.Errorf("rediswheel: claim shard %d: unexpected reply: %w", shard, err)
 	}
 	return c, nil
 }
 
-// decodeClaim reads a claim reply of shard.
-func decodeClaim(v []any, shard int) (claimed, error) {
+// decodeClaim reads a claim reply.
+func decodeClaim(v []any) (durable.Claimed, error) {
 	if len(v) < claimHeader {
-		return claimed{}, fmt.Errorf("%d values, want a header of %d", len(v), claimHeader)
+		return durable.Claimed{}, fmt.Errorf("%d values, want a header of %d", len(v), claimHeader)
 	}
 	h := row{v: v[:claimHeader]}
-	c := claimed{at: time.Now(), now: h.int(0), next: h.int(1), trimmed: int(h.int(2)), paused: h.int(3) == 1}
+	c := durable.Claimed{Now: h.int(0), Next: h.int(1), DeadTrimmed: int(h.int(2)), Paused: h.int(3) == 1}
 	rows, err := decodeStride(v[claimHeader:], claimStride)
 	if err != nil {
-		return claimed{}, err
+		return durable.Claimed{}, err
 	}
 	for _, rv := range rows {
 		r := row{v: rv}
-		d := &delivery{shard: shard, task: Task{
-			Key: r.str(0), Payload: []byte(r.str(1)), Attempt: int(r.int(2)), Due: time.UnixMilli(r.score(3)),
-		}}
-		d.token = strconv.FormatInt(r.int(4), 10)
+		t := durable.ClaimedTask{
+			Key: r.str(0), Payload: []byte(r.str(1)), Attempt: int(r.int(2)), Due: r.score(3),
+			Token: strconv.FormatInt(r.int(4), 10),
+		}
 		rec, err := parseRecord(r.str(5))
 		if err = errors.Join(h.err, r.err, err); err != nil {
-			return claimed{}, err
+			return durable.Claimed{}, err
 		}
-		d.policy = rec.policy
-		d.task.Type = rec.policy.typ
+		t.Policy = rec.policy
 		// A task stored before records existed has no original due time:
 		// its current one is the best known.
-		d.task.OriginalDue = d.task.Due
+		t.OriginalDue = t.Due
 		if rec.originalDue > 0 || rec.added > 0 {
-			d.task.OriginalDue = time.UnixMilli(rec.originalDue)
+			t.OriginalDue = rec.originalDue
 		}
-		c.tasks = append(c.tasks, d)
+		c.Tasks = append(c.Tasks, t)
 	}
 	return c, h.err
 }

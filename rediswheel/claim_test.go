@@ -7,13 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-timingwheel/timingwheel/durable"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // ctlField reads a ctl field of key ("" if absent).
-func ctlField(t *testing.T, q *Queue, prefix, key string) string {
+func ctlField(t *testing.T, q *testQueue, prefix, key string) string {
 	t.Helper()
 	v, err := q.client.HGet(context.Background(), q.keys[q.shard(key)][4], prefix+key).Result()
 	if err == redis.Nil {
@@ -24,7 +25,7 @@ func ctlField(t *testing.T, q *Queue, prefix, key string) string {
 }
 
 // claimKey claims key's shard until key is leased, failing after 10s.
-func claimKey(t *testing.T, q *Queue, key string, lease time.Duration) *delivery {
+func claimKey(t *testing.T, q *testQueue, key string, lease time.Duration) *delivery {
 	t.Helper()
 	var got *delivery
 	eventually(t, patience, "a claim of "+key, func() bool {
@@ -54,7 +55,7 @@ func testClaimCarriesTaskRecord(t *testing.T, c redis.UniversalClient) {
 	assert.Equal(t, "mail", d.task.Type)
 	assert.Equal(t, at, d.task.OriginalDue)
 	assert.Equal(t, at, d.task.Due)
-	assert.Equal(t, taskPolicy{typ: "mail", timeout: time.Second, maxAttempts: 7, backoffBase: time.Second, backoffLimit: time.Hour}, d.policy)
+	assert.Equal(t, durable.Policy{Type: "mail", Timeout: time.Second, MaxAttempts: 7, BackoffBase: time.Second, BackoffLimit: time.Hour}, d.policy)
 	cur := strings.SplitN(ctlField(t, q, "c|", "k"), "|", 3)
 	require.Len(t, cur, 3)
 	assert.Equal(t, "1", cur[0], "attempt")
@@ -75,7 +76,7 @@ func testClaimCarriesTaskRecord(t *testing.T, c redis.UniversalClient) {
 	require.NoError(t, err)
 	require.NoError(t, c.HDel(ctx, q.keys[q.shard("old")][4], "m|old").Err())
 	d = claimKey(t, q, "old", time.Minute)
-	assert.Equal(t, taskPolicy{}, d.policy)
+	assert.Equal(t, durable.Policy{}, d.policy)
 	assert.Equal(t, at, d.task.OriginalDue)
 }
 
@@ -153,7 +154,7 @@ func TestLostClaimReplyCountsNoAttempt(t *testing.T) {
 	impatient := redis.NewClient(&redis.Options{Addr: c.Options().Addr, ReadTimeout: 50 * time.Millisecond, MaxRetries: -1})
 	defer impatient.Close()
 	opts.Namespace = q.opts.Namespace
-	qi, err := New(impatient, opts)
+	qi, err := newTQ(impatient, opts)
 	require.NoError(t, err)
 	require.NoError(t, claimScript.Load(ctx, impatient).Err()) // so the claim is one EVALSHA
 	// Busy for 400ms by the Redis clock: the impatient claim queues behind

@@ -28,7 +28,7 @@ func TestCrashVictim(t *testing.T) {
 		t.Skip("helper process of TestWorkerKilledMidBatch")
 	}
 	c := redis.NewClient(&redis.Options{Addr: os.Getenv("REDISWHEEL_ADDR")})
-	q, err := New(c, Options{Namespace: ns, Lease: crashLease, Concurrency: 64})
+	q, err := newTQ(c, Options{Namespace: ns, Lease: crashLease, Concurrency: 64})
 	require.NoError(t, err)
 	q.Run(context.Background(), func(ctx context.Context, tk Task) error {
 		var i int

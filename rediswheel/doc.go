@@ -2,6 +2,14 @@
 // kept in Redis, delivered at least once, never early, to any number of
 // worker processes, on a single server or on Redis Cluster.
 //
+// It is the Redis store of package durable, whose Queue is the API on every
+// store: Store (NewStore) implements durable.Store with the Lua scripts of
+// lua/, one per operation, and New makes a durable.Queue on it. The other
+// exported names of this package (Queue, Task, Handler, the options, the
+// sentinel errors...) are durable's, under their old names (compat.go), so
+// that code written before durable existed compiles unchanged. The delivery
+// contract below is durable's, read with the Redis clock as the store's.
+//
 // # Worked example
 //
 // A shop wants to cancel unpaid orders 30 minutes after checkout, and to

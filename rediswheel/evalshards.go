@@ -16,18 +16,18 @@ type shardCall struct {
 // evalShards runs script once per call, all calls in one pipeline (a lone
 // call goes out on its own), and leaves each reply in its cmd. On a cluster
 // the pipeline is split by node, one round trip per master, in parallel.
-func (q *Queue) evalShards(ctx context.Context, script *redis.Script, calls []*shardCall) {
+func (s *Store) evalShards(ctx context.Context, script *redis.Script, calls []*shardCall) {
 	if len(calls) == 1 {
 		c := calls[0]
-		c.cmd = script.Run(ctx, q.client, q.keys[c.shard], c.args...)
+		c.cmd = script.Run(ctx, s.client, s.keys[c.shard], c.args...)
 		return
 	}
 	exec := func(cs []*shardCall) {
 		// Exec's own error is the first failed command's; each is checked
 		// by the caller.
-		_, _ = q.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		_, _ = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, c := range cs {
-				c.cmd = script.EvalSha(ctx, p, q.keys[c.shard], c.args...)
+				c.cmd = script.EvalSha(ctx, p, s.keys[c.shard], c.args...)
 			}
 			return nil
 		})
@@ -44,7 +44,7 @@ func (q *Queue) evalShards(ctx context.Context, script *redis.Script, calls []*s
 	if len(retry) == 0 {
 		return
 	}
-	if err := script.Load(ctx, q.client).Err(); err != nil {
+	if err := script.Load(ctx, s.client).Err(); err != nil {
 		for _, c := range retry {
 			c.cmd = redis.NewCmd(ctx)
 			c.cmd.SetErr(err)

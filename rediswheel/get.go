@@ -8,20 +8,15 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/go-timingwheel/timingwheel/durable"
 )
 
-// Get returns what the shard holds about the task under key, read in one
-// atomic script call: its state, times, attempts, last error, policy and
-// delivery history. It returns an error wrapping ErrNotFound when the key is
-// in no state: never added, finished or cancelled and not retained (or its
-// retention ended), or trimmed from the dead set. Cost: one round trip and
-// ~15 µs of Redis CPU (TestInspectionCost).
-func (q *Queue) Get(ctx context.Context, key string) (TaskInfo, error) {
-	if err := checkKey(key); err != nil {
-		return TaskInfo{}, err
-	}
-	v, err := getScript.Run(ctx, q.client, q.keys[q.shard(key)], key).Slice()
-	var infos []*TaskInfo
+// Get reads the task under key in one script call (durable.Store's Get);
+// nil if it is in no state.
+func (s *Store) Get(ctx context.Context, key string) (*durable.TaskInfo, error) {
+	v, err := getScript.Run(ctx, s.client, s.keys[s.shard(key)], key).Slice()
+	var infos []*durable.TaskInfo
 	if err == nil {
 		infos, err = decodeInfos(v)
 	}
@@ -29,12 +24,9 @@ func (q *Queue) Get(ctx context.Context, key string) (TaskInfo, error) {
 		err = fmt.Errorf("unexpected reply %v", v)
 	}
 	if err != nil {
-		return TaskInfo{}, fmt.Errorf("rediswheel: get %q: %w", key, err)
+		return nil, fmt.Errorf("rediswheel: get %q: %w", key, err)
 	}
-	if infos[0] == nil {
-		return TaskInfo{}, fmt.Errorf("%w: %q", ErrNotFound, key)
-	}
-	return *infos[0], nil
+	return infos[0], nil
 }
 
 // getStride is the number of values lua/get.lua returns per key.
@@ -42,11 +34,11 @@ const getStride = 10
 
 // decodeInfos decodes a reply of lua/get.lua: one TaskInfo per key asked
 // for, nil for a key in no state.
-func decodeInfos(v []any) ([]*TaskInfo, error) {
+func decodeInfos(v []any) ([]*durable.TaskInfo, error) {
 	if len(v)%getStride != 0 {
 		return nil, fmt.Errorf("unexpected reply %v", v)
 	}
-	var out []*TaskInfo
+	var out []*durable.TaskInfo
 	for i := 0; i < len(v); i += getStride {
 		info, err := decodeInfo(v[i : i+getStride])
 		if err != nil {
@@ -58,7 +50,7 @@ func decodeInfos(v []any) ([]*TaskInfo, error) {
 }
 
 // decodeInfo decodes one key's values of a get reply (see lua/get.lua).
-func decodeInfo(v []any) (*TaskInfo, error) {
+func decodeInfo(v []any) (*durable.TaskInfo, error) {
 	var s [getStride - 1]string
 	for i := range s {
 		s[i], _ = v[i].(string)
@@ -72,14 +64,14 @@ func decodeInfo(v []any) (*TaskInfo, error) {
 	}
 	key, where, score := s[0], s[1], s[2]
 	a, e, m, c, h, f := s[3], s[4], s[5], s[6], s[7], s[8]
-	bad := func(what, text string) (*TaskInfo, error) {
+	bad := func(what, text string) (*durable.TaskInfo, error) {
 		return nil, fmt.Errorf("task %q: malformed %s %q", key, what, text)
 	}
 	at, err := strconv.ParseFloat(score, 64)
 	if err != nil {
 		return bad("score", score)
 	}
-	info := &TaskInfo{Key: key, LastError: e, PayloadSize: int(bodyLen)}
+	info := &durable.TaskInfo{Key: key, LastError: e, PayloadSize: int(bodyLen)}
 	if a != "" {
 		if info.Attempts, err = strconv.Atoi(a); err != nil {
 			return bad("attempts", a)
@@ -87,25 +79,25 @@ func decodeInfo(v []any) (*TaskInfo, error) {
 	}
 	switch where {
 	case "due":
-		info.State, info.Due = StateScheduled, msTime(int64(at))
+		info.State, info.Due = durable.StateScheduled, msTime(int64(at))
 		if info.Attempts > 0 || e != "" {
-			info.State = StateRetrying
+			info.State = durable.StateRetrying
 		}
 	case "lease":
-		info.State, info.Due = StateInFlight, msTime(int64(at))
+		info.State, info.Due = durable.StateInFlight, msTime(int64(at))
 	case "dead":
-		info.State, info.Finished = StateDead, msTime(int64(at))
+		info.State, info.Finished = durable.StateDead, msTime(int64(at))
 	case "kept":
 		// f| is "<state>|<finish ms>", written by settle and cancel. A
 		// retained task without it (which they never leave) reads as done.
-		info.State = StateDone
+		info.State = durable.StateDone
 		if f != "" {
 			st, ms, ok := strings.Cut(f, "|")
 			finish, err := strconv.ParseInt(ms, 10, 64)
-			if !ok || err != nil || (State(st) != StateDone && State(st) != StateCancelled) {
+			if !ok || err != nil || (durable.State(st) != durable.StateDone && durable.State(st) != durable.StateCancelled) {
 				return bad("finished record", f)
 			}
-			info.State, info.Finished = State(st), msTime(finish)
+			info.State, info.Finished = durable.State(st), msTime(finish)
 		}
 	default:
 		return nil, fmt.Errorf("task %q: unknown place %q", key, where)
@@ -135,7 +127,7 @@ func decodeInfo(v []any) (*TaskInfo, error) {
 
 // decodeRecord fills info from a task record, the ctl field m| (parsed by
 // parseRecord, record.go, which knows its format).
-func decodeRecord(info *TaskInfo, m string) error {
+func decodeRecord(info *durable.TaskInfo, m string) error {
 	r, err := parseRecord(m)
 	if err != nil {
 		return err
@@ -143,16 +135,16 @@ func decodeRecord(info *TaskInfo, m string) error {
 	info.Added, info.OriginalDue = msTime(r.added), msTime(r.originalDue)
 	// The record's size holds even if a retained task's payload was dropped.
 	info.PayloadSize = int(r.payloadSize)
-	info.Timeout = r.policy.timeout
-	info.MaxAttempts = r.policy.maxAttempts
-	info.Type = r.policy.typ
+	info.Timeout = r.policy.Timeout
+	info.MaxAttempts = r.policy.MaxAttempts
+	info.Type = r.policy.Type
 	return nil
 }
 
 // decodeHistory decodes the ctl field h|, a JSON array of
 // [attempt, worker, start ms, end ms, outcome, error] written by remember()
 // in lua/common.lua. Lua's cjson writes an empty array as {}.
-func decodeHistory(h string) ([]Delivery, error) {
+func decodeHistory(h string) ([]durable.Delivery, error) {
 	if h == "{}" {
 		return nil, nil
 	}
@@ -162,7 +154,7 @@ func decodeHistory(h string) ([]Delivery, error) {
 	if err := d.Decode(&raw); err != nil {
 		return nil, err
 	}
-	out := make([]Delivery, 0, len(raw))
+	out := make([]durable.Delivery, 0, len(raw))
 	for _, r := range raw {
 		var n [3]int64
 		for i, j := range []int{0, 2, 3} {
@@ -183,7 +175,7 @@ func decodeHistory(h string) ([]Delivery, error) {
 		if !ok1 || !ok2 || !ok3 {
 			return nil, fmt.Errorf("entry %v", r)
 		}
-		out = append(out, Delivery{
+		out = append(out, durable.Delivery{
 			Attempt: int(n[0]), Worker: worker, Start: msTime(n[1]), End: msTime(n[2]),
 			Outcome: outcome, Error: text,
 		})

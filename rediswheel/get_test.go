@@ -16,7 +16,7 @@ import (
 // fields other slices write (m| by add, c| by claim, h| by settle, f| by
 // retention) are set by hand here, so that decoding is tested whether or
 // not those writers exist yet.
-func setField(t testing.TB, q *Queue, letter, key, value string) {
+func setField(t testing.TB, q *testQueue, letter, key, value string) {
 	t.Helper()
 	require.NoError(t, q.client.HSet(context.Background(), q.keys[q.shard(key)][4], letter+"|"+key, value).Err())
 }
@@ -24,7 +24,7 @@ func setField(t testing.TB, q *Queue, letter, key, value string) {
 // keepTask stores key as a retained finished task, as settle and cancel do
 // when Options.Retention is set: in kept until keepUntil, with its payload
 // and its finished record f|.
-func keepTask(t testing.TB, q *Queue, key string, state State, finished, keepUntil time.Time) {
+func keepTask(t testing.TB, q *testQueue, key string, state State, finished, keepUntil time.Time) {
 	t.Helper()
 	ctx := context.Background()
 	keys := q.keys[q.shard(key)]
@@ -43,7 +43,7 @@ var servers = []struct {
 }
 
 // get is q.Get that must succeed.
-func get(t testing.TB, q *Queue, key string) TaskInfo {
+func get(t testing.TB, q *testQueue, key string) TaskInfo {
 	t.Helper()
 	info, err := q.Get(context.Background(), key)
 	require.NoError(t, err, "Get %q", key)

@@ -3,6 +3,7 @@ module github.com/go-timingwheel/timingwheel/rediswheel
 go 1.24
 
 require (
+	github.com/go-timingwheel/timingwheel/durable v0.0.0-00010101000000-000000000000
 	github.com/redis/go-redis/v9 v9.22.0
 	github.com/stretchr/testify v1.11.1
 	go.uber.org/goleak v1.3.0
@@ -17,3 +18,5 @@ require (
 	golang.org/x/sys v0.30.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
+
+replace github.com/go-timingwheel/timingwheel/durable => ../durable

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-timingwheel/timingwheel/durable"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -15,7 +17,7 @@ import (
 // delivered makes sure d's current delivery record c| is there, as claim.lua
 // writes it ("attempt|start ms|worker"), and returns it. Where claim already
 // wrote it for this attempt it is left alone.
-func delivered(t *testing.T, q *Queue, d *delivery) string {
+func delivered(t *testing.T, q *testQueue, d *delivery) string {
 	t.Helper()
 	ctx := context.Background()
 	ctl := q.keys[d.shard][4]
@@ -28,7 +30,7 @@ func delivered(t *testing.T, q *Queue, d *delivery) string {
 }
 
 // history reads key's delivery history, h| in ctl.
-func history(t *testing.T, q *Queue, key string) [][]any {
+func history(t *testing.T, q *testQueue, key string) [][]any {
 	t.Helper()
 	h, err := q.client.HGet(context.Background(), q.keys[q.shard(key)][4], "h|"+key).Result()
 	require.NoError(t, err)
@@ -47,7 +49,7 @@ func TestSettleRemembersDeliveries(t *testing.T) {
 	require.NoError(t, err)
 
 	steps := []struct {
-		kind outcomeKind
+		kind durable.OutcomeKind
 		err  string
 		want settleCode
 	}{

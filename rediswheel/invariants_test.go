@@ -20,7 +20,7 @@ import (
 // exactly while it is in one (the body invariant), no per-task field of a
 // task in none (a leak, as forget's list once missed a field), t| and x|
 // only in flight, f| only retained.
-func checkInvariants(t *testing.T, q *Queue) {
+func checkInvariants(t *testing.T, q *testQueue) {
 	t.Helper()
 	ctx := context.Background()
 	for shard, keys := range q.keys {

@@ -16,7 +16,7 @@ import (
 
 // listAll pages through state with limit and returns every task and the
 // number of pages.
-func listAll(t testing.TB, q *Queue, state State, limit int, between func()) (all []TaskInfo, pages int) {
+func listAll(t testing.TB, q *testQueue, state State, limit int, between func()) (all []TaskInfo, pages int) {
 	t.Helper()
 	cursor := ""
 	for {
@@ -355,17 +355,4 @@ func TestListMergesBoundedScans(t *testing.T) {
 	}
 	all, _ := listAll(t, q, StateRetrying, 10, nil)
 	assert.Equal(t, retrying[:], keysOf(all))
-}
-
-// A cursor survives any key, '|' and all, and is opaque URL-safe text.
-func TestListCursorRoundTrip(t *testing.T) {
-	for _, pos := range []listPos{{score: 0, key: "k"}, {score: 1<<53 - 1, key: "a|b|c"}, {score: 1.5, key: "\x00\xff é"}} {
-		c := encodeCursor(StateInFlight, pos)
-		assert.NotContains(t, c, "|")
-		got, err := decodeCursor(StateInFlight, c)
-		require.NoError(t, err)
-		assert.Equal(t, pos, got)
-		_, err = decodeCursor(StateDead, c)
-		assert.ErrorIs(t, err, ErrCursor)
-	}
 }

@@ -92,12 +92,12 @@ func uniqueNamespace(t testing.TB) string {
 
 // newQueue returns a Queue on a fresh namespace (unless opts names one) whose
 // keys are deleted when t ends.
-func newQueue(t testing.TB, c redis.UniversalClient, opts Options) *Queue {
+func newQueue(t testing.TB, c redis.UniversalClient, opts Options) *testQueue {
 	t.Helper()
 	if opts.Namespace == "" {
 		opts.Namespace = uniqueNamespace(t)
 	}
-	q, err := New(c, opts)
+	q, err := newTQ(c, opts)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		for _, keys := range q.keys {
@@ -109,7 +109,7 @@ func newQueue(t testing.TB, c redis.UniversalClient, opts Options) *Queue {
 
 // run runs q.Run(h) until t ends or the returned stop is called; stop waits
 // for Run to return.
-func run(t testing.TB, q *Queue, h Handler) (stop func()) {
+func run(t testing.TB, q *testQueue, h Handler) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- q.Run(ctx, h) }()
@@ -182,7 +182,7 @@ func redisTime(t testing.TB, c redis.UniversalClient) time.Time {
 // leftovers counts every trace of tasks in q's namespace: members of the
 // sorted sets, payloads, and control fields other than the token counter.
 // Zero means nothing was left behind: no tombstones, no orphans.
-func leftovers(t testing.TB, q *Queue) int64 {
+func leftovers(t testing.TB, q *testQueue) int64 {
 	t.Helper()
 	ctx := context.Background()
 	var n int64
@@ -204,7 +204,7 @@ func leftovers(t testing.TB, q *Queue) int64 {
 
 // totals is Stats.Total with only the counts (Shard, OldestDue and Paused
 // zero), for comparing with a literal.
-func totals(t testing.TB, q *Queue) ShardStats {
+func totals(t testing.TB, q *testQueue) ShardStats {
 	t.Helper()
 	st, err := q.Stats(context.Background())
 	require.NoError(t, err)

@@ -145,7 +145,7 @@ func TestObserverSeesRedisErrors(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1})
 	defer c.Close()
 	ev := &events{}
-	q, err := New(c, Options{Namespace: "unreachable", Shards: 2, Observer: ev, OnError: func(error) {}})
+	q, err := newTQ(c, Options{Namespace: "unreachable", Shards: 2, Observer: ev, OnError: func(error) {}})
 	require.NoError(t, err)
 	_, err = q.Add(context.Background(), "k", nil, time.Now())
 	require.Error(t, err)
@@ -211,23 +211,24 @@ func (tr *trims) RetainedTrimmed(e TrimEvent) { tr.kept.Add(int64(e.Tasks)) }
 // shard that keeps one dead task.
 func TestClaimReportsDeadTrimmed(t *testing.T) {
 	tr := &trims{}
-	q := newQueue(t, standalone(t), Options{Shards: 1, MaxDead: 1, MaxAttempts: 1, Observer: tr})
+	q := newQueue(t, standalone(t), Options{Shards: 1, MaxDead: 1, MaxAttempts: 1, Lease: MinLease, Observer: tr})
 	ctx := context.Background()
 	for i := range 3 {
 		_, err := q.Add(ctx, fmt.Sprint("k", i), nil, time.Now().Add(-time.Second))
 		require.NoError(t, err)
 	}
-	got, err := q.observedClaim(ctx, 0, 3, MinLease)
+	got, err := q.claim(ctx, 0, 3, MinLease)
 	require.NoError(t, err)
 	require.Len(t, got.tasks, 3)
 	for _, d := range got.tasks {
 		// Confirmed, as by a heartbeat: their expiry counts the attempt.
 		require.NoError(t, q.client.HDel(ctx, q.keys[0][4], "u|"+d.task.Key).Err())
 	}
-	eventually(t, patience, "the leases reaped", func() bool {
-		_, err := q.observedClaim(ctx, 0, 3, MinLease)
-		require.NoError(t, err)
-		return totals(t, q).InFlight == 0
+	// A Run's claims reap the leases once they run out, and report what
+	// the reaping trimmed.
+	run(t, q, func(context.Context, Task) error { return nil })
+	eventually(t, patience, "the leases reaped and the trims reported", func() bool {
+		return totals(t, q).InFlight == 0 && tr.n.Load() == 2
 	})
 	assert.Equal(t, ShardStats{Dead: 1}, totals(t, q))
 	assert.Equal(t, int64(2), tr.n.Load())
@@ -241,11 +242,13 @@ func TestRetainedTrimsReachTheObserver(t *testing.T) {
 	q := newQueue(t, standalone(t), Options{Shards: 1, Retention: time.Hour, MaxRetained: 1, Observer: tr})
 	ctx := context.Background()
 	for i := range 3 {
-		d := claimOne(t, q, fmt.Sprint("k", i))
-		_, err := q.observedSettle(ctx, 0, []outcome{{d: d, kind: outcomeDone}})
+		_, err := q.Add(ctx, fmt.Sprint("k", i), nil, time.Now().Add(-time.Second))
 		require.NoError(t, err)
 	}
-	assert.Equal(t, int64(2), tr.kept.Load(), "two settles each pushed the oldest out")
+	stop := run(t, q, func(context.Context, Task) error { return nil })
+	eventually(t, patience, "three tasks done", func() bool { return totals(t, q).Due == 0 && totals(t, q).InFlight == 0 })
+	stop()
+	assert.Equal(t, int64(2), tr.kept.Load(), "the settles pushed the oldest two out")
 	_, err := q.Add(ctx, "c", nil, time.Now().Add(time.Hour))
 	require.NoError(t, err)
 	ok, err := q.Cancel(ctx, "c") // retained as cancelled, the done one pushed out

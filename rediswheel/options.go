@@ -1,37 +1,30 @@
 package rediswheel
 
 import (
+	"errors"
 	"fmt"
-	"math/rand/v2"
-	"os"
+	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/go-timingwheel/timingwheel/durable"
+	"github.com/redis/go-redis/v9"
 )
 
-// Defaults for the zero fields of Options.
+// Redis's own defaults and limits; the others are durable's (compat.go).
 const (
-	DefaultShards      = 16
-	DefaultLease       = 30 * time.Second
-	DefaultMaxAttempts = 25
-	DefaultConcurrency = 64
-	DefaultMaxDead     = 10000
-	DefaultMaxRetained = 10000
-	DefaultHistoryLen  = 10
+	DefaultShards = 16
+	MaxShards     = 1024
+	maxNamespace  = 128
 )
 
-// Limits checked by New and by the task operations.
-const (
-	MaxShards    = 1024
-	MinLease     = 100 * time.Millisecond
-	MaxKeyLen    = 1024
-	maxNamespace = 128
-	// MaxHistoryLen caps Options.HistoryLen: settle rewrites a task's whole
-	// history (JSON) at every delivery, so its cost grows with the length.
-	MaxHistoryLen = 1000
-	maxWorkerID   = 256
-)
+// ErrNamespace reports an empty or malformed Options.Namespace.
+var ErrNamespace = errors.New("rediswheel: bad namespace")
 
-// Options configures a Queue. The zero value of each field means its default.
+// Options configures a Queue on Redis: Namespace and Shards say where its
+// tasks are, the other fields are durable.Options' (see there; they are
+// repeated here so that code written before package durable compiles). The
+// zero value of each field means its default.
 //
 // Every process that shares a Namespace must use the same Shards: a task's
 // shard is hash(key) mod Shards, so a process with another count looks for
@@ -104,85 +97,41 @@ type Options struct {
 	WorkerID string
 	// Observer, if set, receives the Queue's events: see Observer.
 	Observer Observer
+	// PollInterval caps an idle Run's sleep (default 1s): tasks added by
+	// other processes are claimed at most about this late.
+	PollInterval time.Duration
 }
 
-// DefaultBackoff is exponential with full jitter: a uniformly random delay in
-// [0, min(1h, 1s * 2^(attempt-1))], so that tasks failing together do not
-// retry together. With 25 attempts a task that always fails dies after about 6.5 hours on average.
-func DefaultBackoff(attempt int) time.Duration {
-	return fullJitter(time.Second, time.Hour, attempt)
+// New returns a Queue on namespace opts.Namespace through client, which may be
+// a *redis.Client, a *redis.ClusterClient or any other UniversalClient: a
+// durable.Queue on the Redis store NewStore(client, opts.Namespace,
+// opts.Shards). It checks opts and makes no call to Redis. The errors it
+// returns wrap ErrNamespace or ErrOptions.
+func New(client redis.UniversalClient, opts Options) (*Queue, error) {
+	st, err := NewStore(client, opts.Namespace, opts.Shards)
+	if err != nil {
+		return nil, err
+	}
+	return durable.New(st, opts.durable())
 }
 
-// withDefaults validates o and fills in its zero fields.
-func (o Options) withDefaults() (Options, error) {
-	if o.Namespace == "" || len(o.Namespace) > maxNamespace || strings.ContainsAny(o.Namespace, "{} \t\r\n") {
-		return o, fmt.Errorf("%w: %q (non-empty, at most %d bytes, no braces or spaces)", ErrNamespace, o.Namespace, maxNamespace)
+// durable is o without the Redis fields, with the namespace in log lines.
+func (o Options) durable() durable.Options {
+	return durable.Options{
+		Lease: o.Lease, MaxAttempts: o.MaxAttempts, Backoff: o.Backoff, Concurrency: o.Concurrency,
+		MaxDead: o.MaxDead, OnError: o.OnError, HandlerTimeout: o.HandlerTimeout,
+		ShutdownGrace: o.ShutdownGrace, Retention: o.Retention, MaxRetained: o.MaxRetained,
+		HistoryLen: o.HistoryLen, WorkerID: o.WorkerID, Observer: o.Observer,
+		PollInterval: o.PollInterval, LogAttrs: []slog.Attr{slog.String("namespace", o.Namespace)},
 	}
-	check := []struct {
-		bad  bool
-		what string
-	}{
-		{o.Shards < 0 || o.Shards > MaxShards, fmt.Sprintf("Shards %d (want 0..%d)", o.Shards, MaxShards)},
-		{o.Lease < 0 || (o.Lease > 0 && o.Lease < MinLease), fmt.Sprintf("Lease %v (want 0 or at least %v)", o.Lease, MinLease)},
-		{o.MaxAttempts < 0, fmt.Sprintf("MaxAttempts %d", o.MaxAttempts)},
-		{o.Concurrency < 0, fmt.Sprintf("Concurrency %d", o.Concurrency)},
-		{o.MaxDead < 0, fmt.Sprintf("MaxDead %d", o.MaxDead)},
-		{o.Retention < 0, fmt.Sprintf("Retention %v", o.Retention)},
-		{o.MaxRetained < 0, fmt.Sprintf("MaxRetained %d", o.MaxRetained)},
-		{o.HistoryLen < 0 || o.HistoryLen > MaxHistoryLen, fmt.Sprintf("HistoryLen %d (want 0..%d)", o.HistoryLen, MaxHistoryLen)},
-		{o.HandlerTimeout < 0, fmt.Sprintf("HandlerTimeout %v", o.HandlerTimeout)},
-		{o.ShutdownGrace < 0, fmt.Sprintf("ShutdownGrace %v", o.ShutdownGrace)},
-		{len(o.WorkerID) > maxWorkerID, fmt.Sprintf("WorkerID of %d bytes (at most %d)", len(o.WorkerID), maxWorkerID)},
-	}
-	for _, c := range check {
-		if c.bad {
-			return o, fmt.Errorf("%w: %s", ErrOptions, c.what)
-		}
-	}
-	if o.Shards == 0 {
-		o.Shards = DefaultShards
-	}
-	if o.Lease == 0 {
-		o.Lease = DefaultLease
-	}
-	if o.MaxAttempts == 0 {
-		o.MaxAttempts = DefaultMaxAttempts
-	}
-	if o.Concurrency == 0 {
-		o.Concurrency = DefaultConcurrency
-	}
-	if o.MaxDead == 0 {
-		o.MaxDead = DefaultMaxDead
-	}
-	if o.MaxRetained == 0 {
-		o.MaxRetained = DefaultMaxRetained
-	}
-	if o.HistoryLen == 0 {
-		o.HistoryLen = DefaultHistoryLen
-	}
-	if o.Backoff == nil {
-		o.Backoff = DefaultBackoff
-	}
-	if o.WorkerID == "" {
-		o.WorkerID = defaultWorkerID()
-	}
-	return o, nil
 }
 
-func checkKey(key string) error {
-	if key == "" || len(key) > MaxKeyLen {
-		return fmt.Errorf("%w: length %d (want 1..%d)", ErrKey, len(key), MaxKeyLen)
+// checkNamespace checks a namespace: the prefix of every key, inside a hash
+// tag, so it must not hold braces, and spaces would make keys awkward to
+// type in redis-cli.
+func checkNamespace(ns string) error {
+	if ns == "" || len(ns) > maxNamespace || strings.ContainsAny(ns, "{} \t\r\n") {
+		return fmt.Errorf("%w: %q (non-empty, at most %d bytes, no braces or spaces)", ErrNamespace, ns, maxNamespace)
 	}
 	return nil
-}
-
-// defaultWorkerID is "host:pid:xxxx": the host and pid find the process, the
-// random suffix tells apart Queues of one process and a pid reused after a
-// restart.
-func defaultWorkerID() string {
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "unknown"
-	}
-	return fmt.Sprintf("%s:%d:%04x", host, os.Getpid(), rand.N(1<<16))
 }

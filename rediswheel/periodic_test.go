@@ -15,29 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestEvery(t *testing.T) {
-	at := func(s string) time.Time {
-		v, err := time.Parse(time.RFC3339Nano, s)
-		require.NoError(t, err)
-		return v
-	}
-	for _, c := range []struct {
-		d        time.Duration
-		from, to string
-	}{
-		{200 * time.Millisecond, "2026-01-01T10:00:00Z", "2026-01-01T10:00:00.2Z"},
-		{200 * time.Millisecond, "2026-01-01T10:00:00.199Z", "2026-01-01T10:00:00.2Z"},
-		{200 * time.Millisecond, "2026-01-01T10:00:00.2Z", "2026-01-01T10:00:00.4Z"},
-		{time.Hour, "2026-01-01T10:59:59.999Z", "2026-01-01T11:00:00Z"},
-		{time.Hour, "2026-01-01T11:00:00Z", "2026-01-01T12:00:00Z"},
-		{24 * time.Hour, "2026-01-01T23:00:00Z", "2026-01-02T00:00:00Z"},
-	} {
-		assert.Equal(t, at(c.to), Every(c.d).Next(at(c.from)), "Every(%v).Next(%s)", c.d, c.from)
-	}
-	assert.PanicsWithValue(t, "rediswheel: Every(999µs): the interval must be at least 1ms", func() { Every(999 * time.Microsecond) })
-	assert.Panics(t, func() { Every(-time.Second) })
-}
-
 func TestPeriodicBadInput(t *testing.T) {
 	q := newQueue(t, standalone(t), Options{})
 	ctx := context.Background()
@@ -45,7 +22,7 @@ func TestPeriodicBadInput(t *testing.T) {
 	assert.ErrorIs(t, q.Periodic(ctx, strings.Repeat("n", MaxPeriodicNameLen+1), Every(time.Second), nil), ErrPeriodicName)
 	_, err := q.RemovePeriodic(ctx, "")
 	assert.ErrorIs(t, err, ErrPeriodicName)
-	assert.PanicsWithValue(t, "rediswheel: Periodic with nil Schedule", func() { q.Periodic(ctx, "x", nil, nil) })
+	assert.PanicsWithValue(t, "durable: Periodic with nil Schedule", func() { q.Periodic(ctx, "x", nil, nil) })
 	removed, err := q.RemovePeriodic(ctx, "never registered")
 	require.NoError(t, err)
 	assert.False(t, removed)
@@ -64,7 +41,7 @@ func TestPeriodicBadInput(t *testing.T) {
 
 // occurrences lists the times (Unix ms) of name's tasks stored in q's
 // namespace, scheduled or due, in order.
-func occurrences(t *testing.T, q *Queue, name string) []int64 {
+func occurrences(t *testing.T, q *testQueue, name string) []int64 {
 	t.Helper()
 	var out []int64
 	for _, keys := range q.keys {
@@ -380,31 +357,6 @@ func TestPeriodicRegistry(t *testing.T) {
 	assert.Equal(t, int64(-1), op("remove").status)
 }
 
-// A replica that added a time but then finds no pointer naming it (the
-// schedule was removed, or a replica with another schedule moved the
-// pointer elsewhere) cancels what it added.
-func TestPeriodicTakesBackOrphans(t *testing.T) {
-	q := newQueue(t, standalone(t), Options{})
-	ctx := context.Background()
-	t.Cleanup(func() { q.client.Del(ctx, q.registryKey()) })
-	p := &periodic{q: q, name: "x", s: Every(time.Hour)}
-
-	st, err := q.periodicOp(ctx, "register", "x")
-	require.NoError(t, err)
-	other := st.now + 1000
-	_, err = q.periodicOp(ctx, "advance", "x", st.pointer, other)
-	require.NoError(t, err)
-	next, err := p.next(st.pointer)
-	require.NoError(t, err)
-	require.NoError(t, p.addThenAdvance(ctx, st, next, time.Now()))
-	assert.Empty(t, occurrences(t, q, "x"), "moved elsewhere: the time added is cancelled")
-
-	_, err = q.RemovePeriodic(ctx, "x")
-	require.NoError(t, err)
-	assert.ErrorIs(t, p.addThenAdvance(ctx, st, next, time.Now()), ErrPeriodicRemoved)
-	assert.Empty(t, occurrences(t, q, "x"), "removed: the time added is cancelled")
-}
-
 // A replica that died between adding a time and moving the pointer to it
 // leaves a task no pointer names; the next replica adds the time again, a
 // no-op, and moves the pointer: the time runs once.
@@ -437,59 +389,6 @@ func TestPeriodicResumesAfterCrash(t *testing.T) {
 	payload, err := c.HGet(ctx, q.keys[q.shard(occurrenceKey("x", n))][3], occurrenceKey("x", n)).Result()
 	require.NoError(t, err)
 	assert.Equal(t, "first", payload, "the time was added once")
-}
-
-// A replica whose step to add a time lasted past that time says so: another
-// replica may have added the time again after it ran.
-func TestPeriodicReportsStall(t *testing.T) {
-	var reported []error
-	q := newQueue(t, standalone(t), Options{OnError: func(err error) { reported = append(reported, err) }})
-	ctx := context.Background()
-	t.Cleanup(func() { q.client.Del(ctx, q.registryKey()) })
-	p := &periodic{q: q, name: "x", s: Every(time.Second)}
-	st, err := q.periodicOp(ctx, "register", "x")
-	require.NoError(t, err)
-	next, err := p.next(st.pointer)
-	require.NoError(t, err)
-	// As read 100ms before next by a replica that then stalled until after it.
-	stale := periodicState{status: 0, pointer: st.pointer, now: next - 100}
-	time.Sleep(time.UnixMilli(next + 50).Sub(redisTime(t, q.client)))
-	require.NoError(t, p.addThenAdvance(ctx, stale, next, time.Now()))
-	require.Len(t, reported, 1)
-	assert.ErrorIs(t, reported[0], ErrPeriodicStalled)
-	assert.ErrorContains(t, reported[0], strconv.Quote(occurrenceKey("x", next)))
-}
-
-// A replica that added a time and then stalled past it, while the others
-// moved the pointer on (their Adds of that time no-ops), must not take its
-// Add back: the task is the time's only one, and may be running or done.
-// Here the others' moves are made first, so that the stalled replica's Add
-// is the one that stores the time, as it was in the race.
-func TestPeriodicStalledReplicaKeepsItsTime(t *testing.T) {
-	q := newQueue(t, standalone(t), Options{Retention: time.Hour, OnError: func(error) {}})
-	ctx := context.Background()
-	t.Cleanup(func() { q.client.Del(ctx, q.registryKey()) })
-	p := &periodic{q: q, name: "x", s: Every(time.Hour)}
-	read, err := q.periodicOp(ctx, "register", "x")
-	require.NoError(t, err)
-	next, err := p.next(read.pointer)
-	require.NoError(t, err)
-	after, err := p.next(next)
-	require.NoError(t, err)
-	// The other replicas: the pointer moved to next, then, once next was
-	// due, on to the time after.
-	from := read.pointer
-	for _, to := range []int64{next, after} {
-		r, err := q.periodicOp(ctx, "advance", "x", from, to)
-		require.NoError(t, err)
-		require.Equal(t, int64(1), r.status)
-		from = to
-	}
-	// The stalled replica, from its reading of the registered pointer.
-	require.NoError(t, p.addThenAdvance(ctx, read, next, time.Now()))
-	info, err := q.Get(ctx, occurrenceKey("x", next))
-	require.NoError(t, err)
-	assert.Equal(t, StateScheduled, info.State, "the time's only task was taken back")
 }
 
 // Removing a schedule and registering it again, with Retention, must not
@@ -529,45 +428,4 @@ func TestPeriodicRemoveThenRegisterRunsTheNextTime(t *testing.T) {
 		t.Skipf("the hour turned during the test (%d, then %d)", next, again)
 	}
 	assert.Equal(t, []int64{next}, occurrences(t, q, "x"), "the time waiting at the removal was lost")
-}
-
-// A time missed by less than catchUpGrace runs on its own, late, and so does
-// each one after it: a replica that stalled half a second on a 100ms
-// schedule runs the five times it missed, not only the latest as after an
-// outage.
-func TestPeriodicJustMissedTimesRunEach(t *testing.T) {
-	c := standalone(t)
-	q := newQueue(t, c, Options{})
-	ctx := context.Background()
-	t.Cleanup(func() { c.Del(ctx, q.registryKey()) })
-	p := &periodic{q: q, name: "x", s: Every(100 * time.Millisecond)}
-	missed := redisTime(t, c).Add(-500 * time.Millisecond).Truncate(100 * time.Millisecond).UnixMilli()
-	require.NoError(t, c.HSet(ctx, q.registryKey(), "x", missed).Err())
-	st, err := q.periodicOp(ctx, "read", "x")
-	require.NoError(t, err)
-	_, err = p.step(ctx, st, time.Now())
-	require.NoError(t, err)
-	assert.Equal(t, []int64{missed + 100}, occurrences(t, q, "x"), "the first missed time, on its own")
-	st, err = q.periodicOp(ctx, "read", "x")
-	require.NoError(t, err)
-	assert.Equal(t, missed+100, st.pointer)
-}
-
-// A replica whose reading of the registry is older than the time it would
-// add reads again rather than add it: the time may have run and gone since.
-func TestPeriodicStaleReadingAddsNothing(t *testing.T) {
-	c := standalone(t)
-	q := newQueue(t, c, Options{})
-	ctx := context.Background()
-	t.Cleanup(func() { c.Del(ctx, q.registryKey()) })
-	p := &periodic{q: q, name: "x", s: Every(time.Hour)}
-	st, err := q.periodicOp(ctx, "register", "x")
-	require.NoError(t, err)
-	next, err := p.next(st.pointer)
-	require.NoError(t, err)
-	require.NoError(t, p.addThenAdvance(ctx, st, next, time.Now().Add(-2*time.Hour)))
-	assert.Empty(t, occurrences(t, q, "x"))
-	again, err := q.periodicOp(ctx, "read", "x")
-	require.NoError(t, err)
-	assert.Equal(t, st.pointer, again.pointer, "the pointer stays")
 }

@@ -36,7 +36,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			q, err := New(c, tc.opts)
+			q, err := newTQ(c, tc.opts)
 			assert.Nil(t, q)
 			assert.ErrorIs(t, err, tc.want)
 		})
@@ -44,7 +44,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	_, err := New(nil, Options{Namespace: "n"})
 	assert.ErrorIs(t, err, ErrOptions, "nil client")
 
-	q, err := New(c, Options{Namespace: "n"})
+	q, err := newTQ(c, Options{Namespace: "n"})
 	require.NoError(t, err)
 	assert.Equal(t, DefaultShards, len(q.keys))
 	assert.Equal(t, DefaultLease, q.opts.Lease)
@@ -66,35 +66,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		_, err = q.Requeue(ctx, key)
 		assert.ErrorIs(t, err, ErrKey)
 	}
-	assert.PanicsWithValue(t, "rediswheel: Run with nil Handler", func() { q.Run(ctx, nil) })
-}
-
-func TestDefaultBackoff(t *testing.T) {
-	for attempt := range 40 {
-		limit := time.Hour
-		if attempt < 13 {
-			limit = min(time.Hour, time.Second<<max(attempt-1, 0))
-		}
-		for range 100 {
-			d := DefaultBackoff(attempt)
-			require.GreaterOrEqual(t, d, time.Duration(0))
-			require.LessOrEqual(t, d, limit, "attempt %d", attempt)
-		}
-	}
-}
-
-func TestMilliRounding(t *testing.T) {
-	base := time.UnixMilli(1_700_000_000_000)
-	assert.Equal(t, int64(1_700_000_000_000), unixMilliCeil(base))
-	assert.Equal(t, int64(1_700_000_000_001), unixMilliCeil(base.Add(time.Nanosecond)), "never early: round up")
-	assert.Equal(t, int64(0), unixMilliCeil(time.Time{}), "before 1970: due at once")
-	assert.Equal(t, int64(0), unixMilliCeil(time.Unix(-1<<54, 0)), "before year -292 million: due at once, not wrapped")
-	assert.Equal(t, int64(0), unixMilliCeil(time.UnixMilli(0)))
-	assert.Equal(t, int64(1), unixMilliCeil(time.Unix(0, 1)))
-	assert.Equal(t, int64(1<<53), unixMilliCeil(time.Unix(1<<62, 0)), "far future: clamped, never early")
-	assert.Equal(t, int64(0), durationMilliCeil(-time.Hour))
-	assert.Equal(t, int64(2), durationMilliCeil(time.Millisecond+1))
-	assert.Equal(t, int64(9223372036855), durationMilliCeil(time.Duration(1<<63-1)))
+	assert.PanicsWithValue(t, "durable: Run with nil Handler", func() { q.Run(ctx, nil) })
 }
 
 func TestAddIsIdempotentByKey(t *testing.T) {
@@ -345,8 +317,11 @@ func TestConcurrentAddsCoalesce(t *testing.T) {
 	// then nobody saw "added": every key ends up stored once either way.
 	assert.Equal(t, ShardStats{Scheduled: keys}, totals(t, q))
 	assert.NotEmpty(t, stored)
-	q.adds.mu.Lock()
-	defer q.adds.mu.Unlock()
-	assert.False(t, q.adds.busy, "the lead ends once nothing is pending")
-	assert.Empty(t, q.adds.pending)
+	// The lead ends once nothing is pending: a lead left behind would make
+	// the next Add wait for a leader that never comes.
+	after, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	added, err := q.Add(after, "after", nil, time.Now().Add(time.Hour))
+	require.NoError(t, err, "an Add after the storm was left waiting")
+	assert.True(t, added)
 }

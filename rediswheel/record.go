@@ -2,9 +2,12 @@ package rediswheel
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/go-timingwheel/timingwheel/durable"
 )
 
 // The task record is the ctl field m|<key>, written by lua/add.lua at every
@@ -20,8 +23,12 @@ import (
 type taskRecord struct {
 	added, originalDue int64 // Unix ms, by the Redis clock
 	payloadSize        int64
-	policy             taskPolicy
+	policy             durable.Policy
 }
+
+// maxPolicyMs caps a record's durations: durable's longest policy duration,
+// math.MaxInt64 ns, in whole ms.
+const maxPolicyMs = math.MaxInt64 / int64(time.Millisecond)
 
 // recordFields is the number of '|'-separated fields of a record.
 const recordFields = 8
@@ -32,20 +39,20 @@ const noPolicy = "0|0|0|0|"
 
 // encodePolicy is the tail of a record, from <timeout ms> to <type>, as Go
 // sends it to add.lua; the script prepends the fields only it knows.
-func encodePolicy(p taskPolicy) string {
-	if p == (taskPolicy{}) {
+func encodePolicy(p durable.Policy) string {
+	if p == (durable.Policy{}) {
 		return noPolicy
 	}
-	b := make([]byte, 0, 32+len(p.typ))
-	b = strconv.AppendInt(b, durationMilliCeil(p.timeout), 10)
+	b := make([]byte, 0, 32+len(p.Type))
+	b = strconv.AppendInt(b, durationMilliCeil(p.Timeout), 10)
 	b = append(b, '|')
-	b = strconv.AppendInt(b, int64(p.maxAttempts), 10)
+	b = strconv.AppendInt(b, int64(p.MaxAttempts), 10)
 	b = append(b, '|')
-	b = strconv.AppendInt(b, durationMilliCeil(p.backoffBase), 10)
+	b = strconv.AppendInt(b, durationMilliCeil(p.BackoffBase), 10)
 	b = append(b, '|')
-	b = strconv.AppendInt(b, durationMilliCeil(p.backoffLimit), 10)
+	b = strconv.AppendInt(b, durationMilliCeil(p.BackoffLimit), 10)
 	b = append(b, '|')
-	return string(append(b, p.typ...))
+	return string(append(b, p.Type...))
 }
 
 // parseRecord reads a record; "" (no record) is the zero record.
@@ -61,18 +68,18 @@ func parseRecord(s string) (taskRecord, error) {
 	var n [recordFields - 1]int64
 	for i := range n {
 		v, err := strconv.ParseInt(f[i], 10, 64)
-		if err != nil || v < 0 || (i >= 3 && i != 4 && v > maxPolicyDuration.Milliseconds()) {
+		if err != nil || v < 0 || (i >= 3 && i != 4 && v > maxPolicyMs) {
 			return r, fmt.Errorf("task record %q: field %d is not a count", s, i+1)
 		}
 		n[i] = v
 	}
 	r.added, r.originalDue, r.payloadSize = n[0], n[1], n[2]
-	r.policy = taskPolicy{
-		typ:          f[7],
-		timeout:      time.Duration(n[3]) * time.Millisecond,
-		maxAttempts:  int(n[4]),
-		backoffBase:  time.Duration(n[5]) * time.Millisecond,
-		backoffLimit: time.Duration(n[6]) * time.Millisecond,
+	r.policy = durable.Policy{
+		Type:         f[7],
+		Timeout:      time.Duration(n[3]) * time.Millisecond,
+		MaxAttempts:  int(n[4]),
+		BackoffBase:  time.Duration(n[5]) * time.Millisecond,
+		BackoffLimit: time.Duration(n[6]) * time.Millisecond,
 	}
 	return r, nil
 }

@@ -6,12 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-timingwheel/timingwheel/durable"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // record reads key's task record from Redis.
-func record(t *testing.T, q *Queue, key string) taskRecord {
+func record(t *testing.T, q *testQueue, key string) taskRecord {
 	t.Helper()
 	s, err := q.client.HGet(context.Background(), q.keys[q.shard(key)][4], "m|"+key).Result()
 	require.NoError(t, err, "m|%s", key)
@@ -34,7 +35,7 @@ func TestAddStoresTaskRecord(t *testing.T) {
 	assert.GreaterOrEqual(t, r.added, before)
 	assert.Equal(t, at.UnixMilli(), r.originalDue)
 	assert.Equal(t, int64(5), r.payloadSize)
-	assert.Equal(t, taskPolicy{}, r.policy, "no options: the Queue's")
+	assert.Equal(t, durable.Policy{}, r.policy, "no options: the Queue's")
 
 	opts := []TaskOption{TaskType("mail|v2"), TaskTimeout(1500 * time.Microsecond), TaskMaxAttempts(3), TaskBackoff(time.Second, time.Minute)}
 	added, err = q.AddAfter(ctx, "typed", nil, time.Hour, opts...)
@@ -44,19 +45,19 @@ func TestAddStoresTaskRecord(t *testing.T) {
 	// added is the Redis time rounded down, the due time counts from it rounded up (lua/add.lua).
 	assert.Contains(t, []int64{r.added + time.Hour.Milliseconds(), r.added + time.Hour.Milliseconds() + 1}, r.originalDue,
 		"rel: due counted from the same Redis now")
-	assert.Equal(t, taskPolicy{typ: "mail|v2", timeout: 2 * time.Millisecond, maxAttempts: 3, backoffBase: time.Second, backoffLimit: time.Minute}, r.policy)
+	assert.Equal(t, durable.Policy{Type: "mail|v2", Timeout: 2 * time.Millisecond, MaxAttempts: 3, BackoffBase: time.Second, BackoffLimit: time.Minute}, r.policy)
 
 	// A refused Add keeps the first record.
 	added, err = q.Add(ctx, "typed", []byte("other"), at, TaskType("other"))
 	require.NoError(t, err)
 	require.False(t, added)
-	assert.Equal(t, "mail|v2", record(t, q, "typed").policy.typ)
+	assert.Equal(t, "mail|v2", record(t, q, "typed").policy.Type)
 
 	// AddBatch stores each item's own options.
 	_, err = q.AddBatch(ctx, []Item{{Key: "b1", At: at, Options: []TaskOption{TaskType("x")}}, {Key: "b2", At: at}})
 	require.NoError(t, err)
-	assert.Equal(t, "x", record(t, q, "b1").policy.typ)
-	assert.Equal(t, taskPolicy{}, record(t, q, "b2").policy)
+	assert.Equal(t, "x", record(t, q, "b1").policy.Type)
+	assert.Equal(t, durable.Policy{}, record(t, q, "b2").policy)
 }
 
 func TestReplaceRewritesRecordAndClearsHistory(t *testing.T) {
@@ -74,7 +75,7 @@ func TestReplaceRewritesRecordAndClearsHistory(t *testing.T) {
 	r := record(t, q, "k")
 	assert.Equal(t, unixMilliCeil(later), r.originalDue)
 	assert.Equal(t, int64(5), r.payloadSize)
-	assert.Equal(t, taskPolicy{typ: "new"}, r.policy, "Replace's options replace the old ones entirely")
+	assert.Equal(t, durable.Policy{Type: "new"}, r.policy, "Replace's options replace the old ones entirely")
 	n, err := c.HExists(ctx, ctlKey, "c|k").Result()
 	require.NoError(t, err)
 	assert.False(t, n)
@@ -124,8 +125,8 @@ func TestBadTaskOptionsStoreNothing(t *testing.T) {
 		TaskTimeout(maxPolicyDuration))
 	require.NoError(t, err)
 	r := record(t, q, "edges")
-	assert.Equal(t, taskPolicy{timeout: maxPolicyDuration, maxAttempts: 1 << 53,
-		backoffBase: time.Millisecond, backoffLimit: time.Millisecond}, r.policy, "rounded up to whole ms, never down to 0")
+	assert.Equal(t, durable.Policy{Timeout: maxPolicyDuration, MaxAttempts: 1 << 53,
+		BackoffBase: time.Millisecond, BackoffLimit: time.Millisecond}, r.policy, "rounded up to whole ms, never down to 0")
 }
 
 func TestParseRecord(t *testing.T) {
@@ -134,8 +135,8 @@ func TestParseRecord(t *testing.T) {
 	assert.Equal(t, taskRecord{}, r, "no record: all zero")
 	r, err = parseRecord("1|2|3|4|5|6|7|a|b|")
 	require.NoError(t, err)
-	assert.Equal(t, taskRecord{added: 1, originalDue: 2, payloadSize: 3, policy: taskPolicy{
-		timeout: 4 * time.Millisecond, maxAttempts: 5, backoffBase: 6 * time.Millisecond, backoffLimit: 7 * time.Millisecond, typ: "a|b|"}}, r)
+	assert.Equal(t, taskRecord{added: 1, originalDue: 2, payloadSize: 3, policy: durable.Policy{
+		Timeout: 4 * time.Millisecond, MaxAttempts: 5, BackoffBase: 6 * time.Millisecond, BackoffLimit: 7 * time.Millisecond, Type: "a|b|"}}, r)
 	for _, bad := range []string{"1|2|3", "1|2|3|4|5|6|x|t", "1|2|3|4|5|6|-7|t", "1|2|3|4|5|6|1e3|t", "1|2|3|9223372036855|5|6|7|t"} {
 		_, err := parseRecord(bad)
 		assert.Error(t, err, bad)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-timingwheel/timingwheel/durable"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -40,16 +41,14 @@ func TestDecodeClaimRejectsMalformedReplies(t *testing.T) {
 		"bad record":    {int64(1), int64(-1), int64(0), int64(0), "k", "p", int64(1), "5", int64(9), "1|2"},
 		"bad due score": {int64(1), int64(-1), int64(0), int64(0), "k", "p", int64(1), "soon", int64(9), ""},
 	} {
-		_, err := decodeClaim(v, 0)
+		_, err := decodeClaim(v)
 		assert.Error(t, err, name)
 	}
-	c, err := decodeClaim(append([]any{int64(1), int64(-1), int64(2), int64(1)}, task...), 3)
+	c, err := decodeClaim(append([]any{int64(1), int64(-1), int64(2), int64(1)}, task...))
 	require.NoError(t, err)
-	assert.Equal(t, claimed{now: 1, next: -1, trimmed: 2, paused: true, at: c.at, tasks: c.tasks}, c)
-	require.Len(t, c.tasks, 1)
-	assert.Equal(t, Task{Key: "k", Payload: []byte("p"), Attempt: 1, Due: time.UnixMilli(5), OriginalDue: time.UnixMilli(5)}, c.tasks[0].task)
-	assert.Equal(t, "9", c.tasks[0].token)
-	assert.Equal(t, 3, c.tasks[0].shard)
+	assert.Equal(t, durable.Claimed{Now: 1, Next: -1, DeadTrimmed: 2, Paused: true, Tasks: []durable.ClaimedTask{
+		{Key: "k", Payload: []byte("p"), Attempt: 1, Due: 5, OriginalDue: 5, Token: "9"},
+	}}, c)
 }
 
 // Each script refuses arguments it does not understand rather than guessing:
@@ -113,20 +112,4 @@ func TestScriptsRejectUnknownArguments(t *testing.T) {
 		assert.ErrorContains(t, listScript.Run(ctx, c, keys, args...).Err(), "rediswheel: list", "list %v", args)
 	}
 	assert.Zero(t, leftovers(t, q), "nothing stored by a refused call")
-}
-
-func TestWorkerIDAndHistoryLenDefaults(t *testing.T) {
-	o, err := Options{Namespace: "n"}.withDefaults()
-	require.NoError(t, err)
-	assert.Equal(t, DefaultHistoryLen, o.HistoryLen)
-	assert.Regexp(t, `^.+:\d+:[0-9a-f]{4}$`, o.WorkerID)
-	o, err = Options{Namespace: "n", WorkerID: "me", HistoryLen: 3}.withDefaults()
-	require.NoError(t, err)
-	assert.Equal(t, "me", o.WorkerID)
-	assert.Equal(t, 3, o.HistoryLen)
-	for _, bad := range []Options{{HistoryLen: -1}, {HistoryLen: MaxHistoryLen + 1}, {WorkerID: string(make([]byte, 257))}} {
-		bad.Namespace = "n"
-		_, err := bad.withDefaults()
-		assert.ErrorIs(t, err, ErrOptions)
-	}
 }

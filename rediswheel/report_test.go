@@ -50,7 +50,7 @@ func TestErrorsGoToSlogWithoutOnError(t *testing.T) {
 	defer c.Close()
 
 	runFor := func(opts Options) {
-		q, err := New(c, opts)
+		q, err := newTQ(c, opts)
 		require.NoError(t, err)
 		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 		defer cancel()
@@ -88,7 +88,7 @@ func TestPeriodicErrorsGoToSlogWithoutOnError(t *testing.T) {
 	logTo(t, &logged)
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1})
 	defer c.Close()
-	q, err := New(c, Options{Namespace: "unreachable"})
+	q, err := newTQ(c, Options{Namespace: "unreachable"})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()

@@ -110,10 +110,9 @@ func TestRescheduleScriptRejectsBadTime(t *testing.T) {
 
 // Rescheduling a task to now wakes this Queue's sleeping Run, as Add does.
 func TestRescheduleWakesTheWorker(t *testing.T) {
-	q := newQueue(t, standalone(t), Options{Lease: time.Hour})
-	// An hour (and leases of an hour, whose end also wakes the poller): a task
+	// PollInterval an hour (and leases of an hour, whose end also wakes the poller): a task
 	// the poller was not woken for would not come within patience.
-	q.maxSleep = time.Hour
+	q := newQueue(t, standalone(t), Options{PollInterval: time.Hour, Lease: time.Hour})
 	ctx := context.Background()
 	_, err := q.Add(ctx, "k", nil, time.Now().Add(time.Hour))
 	require.NoError(t, err)
@@ -122,7 +121,7 @@ func TestRescheduleWakesTheWorker(t *testing.T) {
 		fired <- tk
 		return nil
 	})
-	eventually(t, patience, "the poller to sleep", func() bool { return asleep(q) })
+	eventually(t, patience, "the poller to sleep", func() bool { return q.Idle() })
 	ok, err := q.Reschedule(ctx, "k", time.Now())
 	if err == nil && !ok {
 		err = errors.New("not rescheduled")

@@ -24,7 +24,7 @@ func TestRetainedMemory(t *testing.T) {
 	ctx := context.Background()
 	const n = 10000
 	payload := []byte(strings.Repeat("x", 100))
-	usage := func(q *Queue) int64 {
+	usage := func(q *testQueue) int64 {
 		var total int64
 		for _, k := range q.keys[0] {
 			if v, err := c.MemoryUsage(ctx, k, 0).Result(); err == nil {

@@ -15,7 +15,7 @@ import (
 
 // finished reads key's retained record: its f| state and finish time, and
 // the end of its retention (its score in kept); ok false if not retained.
-func finished(t *testing.T, q *Queue, key string) (state string, at, until time.Time, ok bool) {
+func finished(t *testing.T, q *testQueue, key string) (state string, at, until time.Time, ok bool) {
 	t.Helper()
 	ctx := context.Background()
 	keys := q.keys[q.shard(key)]
@@ -260,7 +260,7 @@ func TestRetentionOptions(t *testing.T) {
 		_, err := New(c, opts)
 		assert.ErrorIs(t, err, ErrOptions, "%+v", opts)
 	}
-	q, err := New(c, Options{Namespace: "n"})
+	q, err := newTQ(c, Options{Namespace: "n"})
 	require.NoError(t, err)
 	assert.Zero(t, q.opts.Retention, "no retention unless asked")
 	assert.Equal(t, DefaultMaxRetained, q.opts.MaxRetained)

@@ -1,17 +1,13 @@
 package rediswheel
 
 import (
-	"errors"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// ErrUnrecoverable reports that Run stopped on a Redis failure that retrying
-// will not heal; the error Run returns wraps it and the client's error.
-var ErrUnrecoverable = errors.New("rediswheel: Redis failure that retrying will not heal")
-
-// unrecoverable reports whether err, from a claim, is a failure that no
+// unrecoverable reports whether err, from a claim (which then wraps
+// durable.ErrUnrecoverable around it, and Run stops), is a failure that no
 // retry will heal without a person changing something: credentials refused
 // (NOAUTH, WRONGPASS) or a command denied (NOPERM); a server without EVALSHA
 // or EVAL (scripting disabled, or the commands renamed away), which answers

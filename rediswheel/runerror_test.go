@@ -97,7 +97,7 @@ func runUntilError(t *testing.T, c redis.UniversalClient) error {
 	t.Helper()
 	var reported []error
 	var mu sync.Mutex
-	q, err := New(c, Options{Namespace: uniqueNamespace(t), OnError: func(err error) {
+	q, err := newTQ(c, Options{Namespace: uniqueNamespace(t), OnError: func(err error) {
 		mu.Lock()
 		reported = append(reported, err)
 		mu.Unlock()

@@ -12,7 +12,7 @@ import (
 )
 
 // claimOne adds key due now to q (one shard) and claims it for a minute.
-func claimOne(t *testing.T, q *Queue, key string) *delivery {
+func claimOne(t *testing.T, q *testQueue, key string) *delivery {
 	t.Helper()
 	ctx := context.Background()
 	_, err := q.Add(ctx, key, []byte("p"), time.Now().Add(-time.Second))

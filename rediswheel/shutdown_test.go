@@ -17,9 +17,8 @@ import (
 // the task is done, never delivered again.
 func TestShutdownGraceLetsHandlersFinish(t *testing.T) {
 	c := standalone(t)
-	q := newQueue(t, c, Options{ShutdownGrace: time.Minute})
 	// A poller that went on after ctx ended would claim within 50ms.
-	q.maxSleep = 50 * time.Millisecond
+	q := newQueue(t, c, Options{PollInterval: 50 * time.Millisecond, ShutdownGrace: time.Minute})
 	ctx := context.Background()
 	_, err := q.Add(ctx, "a", nil, time.Now())
 	require.NoError(t, err)
@@ -47,7 +46,7 @@ func TestShutdownGraceLetsHandlersFinish(t *testing.T) {
 	cancel()
 
 	// A task due now, added after ctx ended, is left alone while the handler
-	// runs on: many times q.maxSleep, so a poller still claiming would have
+	// runs on: many times PollInterval, so a poller still claiming would have
 	// taken it.
 	_, err = q.Add(ctx, "b", nil, time.Now())
 	require.NoError(t, err)

@@ -5,45 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/go-timingwheel/timingwheel/durable"
 )
 
-// ShardStats is a snapshot of one shard, taken atomically by the Redis clock,
-// or, as Stats.Total, the sum of all of them.
-type ShardStats struct {
-	Shard     int   // -1 in Stats.Total
-	Due       int64 // due now and waiting for a worker
-	Scheduled int64 // due later, including waiting retries
-	InFlight  int64 // claimed, with a handler running (or a worker that died)
-	Dead      int64
-	Retained  int64 // finished (done or cancelled) and kept for Options.Retention
-	// OldestDue is how long the oldest due task has waited past its due time:
-	// the lateness a new task would see. Zero when nothing is due. In
-	// Stats.Total, the largest of the shards'.
-	OldestDue time.Duration
-	// Paused: Pause has stopped claims on this shard (in Stats.Total: on any
-	// shard).
-	Paused bool
-}
-
-// Stats is a snapshot of a namespace.
-type Stats struct {
-	Total  ShardStats   // the sums over Shards
-	Shards []ShardStats // in shard order
-	// Paused reports that claims are stopped on at least one shard: Pause
-	// was called, or a Pause or Resume failed part way (call Resume again).
-	Paused bool
-}
-
-// Stats reads every shard, all in one pipeline. Each shard's figures are one
-// atomic snapshot; the shards are read one after the other, so the totals
-// are not.
-func (q *Queue) Stats(ctx context.Context) (Stats, error) {
-	calls := make([]*shardCall, len(q.keys))
+// Stats reads every shard, all in one pipeline (durable.Store's Stats).
+func (s *Store) Stats(ctx context.Context) ([]durable.ShardStats, error) {
+	calls := make([]*shardCall, len(s.keys))
 	for i := range calls {
 		calls[i] = &shardCall{shard: i}
 	}
-	q.evalShards(ctx, statsScript, calls)
-	st := Stats{Total: ShardStats{Shard: -1}, Shards: make([]ShardStats, 0, len(calls))}
+	s.evalShards(ctx, statsScript, calls)
+	out := make([]durable.ShardStats, 0, len(calls))
 	var errs []error
 	for _, c := range calls {
 		v, err := c.cmd.Int64Slice()
@@ -54,23 +27,13 @@ func (q *Queue) Stats(ctx context.Context) (Stats, error) {
 			errs = append(errs, fmt.Errorf("rediswheel: stats shard %d: %w", c.shard, err))
 			continue
 		}
-		s := ShardStats{
+		out = append(out, durable.ShardStats{
 			Shard: c.shard, Due: v[1], Scheduled: v[2], InFlight: v[3], Dead: v[4],
 			OldestDue: time.Duration(v[5]) * time.Millisecond, Retained: v[6], Paused: v[7] == 1,
-		}
-		st.Shards = append(st.Shards, s)
-		t := &st.Total
-		t.Due += s.Due
-		t.Scheduled += s.Scheduled
-		t.InFlight += s.InFlight
-		t.Dead += s.Dead
-		t.Retained += s.Retained
-		t.OldestDue = max(t.OldestDue, s.OldestDue)
-		t.Paused = t.Paused || s.Paused
+		})
 	}
 	if len(errs) > 0 {
-		return Stats{}, errors.Join(errs...)
+		return nil, errors.Join(errs...)
 	}
-	st.Paused = st.Total.Paused
-	return st, nil
+	return out, nil
 }

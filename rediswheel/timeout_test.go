@@ -97,14 +97,6 @@ func TestTimedOutHandlerKeepsItsSlot(t *testing.T) {
 	assert.Equal(t, "next", rec.tasks()[1].Key)
 }
 
-// The task's own timeout replaces the Queue's.
-func TestHandlerTimeoutOfTask(t *testing.T) {
-	r := &runner{q: &Queue{opts: Options{HandlerTimeout: time.Minute}}}
-	assert.Equal(t, time.Minute, r.handlerTimeout(&delivery{}))
-	assert.Equal(t, time.Second, r.handlerTimeout(&delivery{policy: taskPolicy{timeout: time.Second}}))
-	assert.Equal(t, time.Hour, r.handlerTimeout(&delivery{policy: taskPolicy{timeout: time.Hour}}), "longer than the Queue's too")
-}
-
 // A handler that returns before its timeout is settled by its own result,
 // and one cancelled for another cause (here Cancel) is not settled as timed
 // out.
@@ -145,11 +137,11 @@ func TestNewChecksWorkerDurations(t *testing.T) {
 		{Namespace: "n", HandlerTimeout: -time.Nanosecond},
 		{Namespace: "n", ShutdownGrace: -time.Second},
 	} {
-		q, err := New(c, o)
+		q, err := newTQ(c, o)
 		assert.Nil(t, q)
 		assert.ErrorIs(t, err, ErrOptions)
 	}
-	q, err := New(c, Options{Namespace: "n"})
+	q, err := newTQ(c, Options{Namespace: "n"})
 	require.NoError(t, err)
 	assert.Zero(t, q.opts.HandlerTimeout)
 	assert.Zero(t, q.opts.ShutdownGrace)

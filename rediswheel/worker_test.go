@@ -24,8 +24,7 @@ import (
 func TestPastDueFiresAtOnce(t *testing.T) {
 	c := standalone(t)
 	// Leases of an hour too: the poller also wakes when the earliest lease ends.
-	q := newQueue(t, c, Options{Lease: time.Hour})
-	q.maxSleep = time.Hour
+	q := newQueue(t, c, Options{PollInterval: time.Hour, Lease: time.Hour})
 	ctx := context.Background()
 
 	// A backlog from the distant past fires as soon as Run starts.
@@ -45,7 +44,7 @@ func TestPastDueFiresAtOnce(t *testing.T) {
 	// An idle poller sleeps; an Add through the same Queue wakes it, so a
 	// past-due task does not wait out the sleep.
 	for round := range 3 {
-		eventually(t, patience, "the poller to sleep", func() bool { return asleep(q) })
+		eventually(t, patience, "the poller to sleep", func() bool { return q.Idle() })
 		_, err := q.Add(ctx, fmt.Sprint("now-", round), nil, time.Now().Add(-time.Hour))
 		require.NoError(t, err)
 		await(t, fired, "an Add to wake the sleeping poller")
@@ -63,23 +62,11 @@ func TestPollSeesOtherProcessesAdds(t *testing.T) {
 		fired <- tk.Key
 		return nil
 	})
-	eventually(t, patience, "the poller to sleep", func() bool { return asleep(q) })
+	eventually(t, patience, "the poller to sleep", func() bool { return q.Idle() })
 	other := newQueue(t, c, Options{Namespace: q.opts.Namespace})
 	_, err := other.Add(ctx, "elsewhere", nil, time.Now().Add(-time.Hour))
 	require.NoError(t, err)
 	assert.Equal(t, "elsewhere", await(t, fired, "the poll to find another Queue's task"))
-}
-
-// asleep reports whether every Run of q is sleeping, not claiming.
-func asleep(q *Queue) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for s := range q.sleepers {
-		if s.until.Load() == sweeping {
-			return false
-		}
-	}
-	return len(q.sleepers) > 0
 }
 
 // Each handler reads the Redis clock as it starts: it must never be before
@@ -222,7 +209,7 @@ func TestPermanentErrorAndPanic(t *testing.T) {
 	assert.Equal(t, 1, byKey["permanent"].Attempts, "a permanent error is not retried")
 	assert.Equal(t, "wrapped: 404 not found", byKey["permanent"].LastError)
 	assert.Equal(t, 2, byKey["panic"].Attempts, "a panic is a failed attempt")
-	assert.Equal(t, "rediswheel: handler panic: handler bug", byKey["panic"].LastError)
+	assert.Equal(t, "durable: handler panic: handler bug", byKey["panic"].LastError)
 	assert.Equal(t, 3, rec.count())
 
 	assert.Nil(t, Permanent(nil))
@@ -446,7 +433,7 @@ func TestRunWithoutRedis(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1})
 	defer c.Close()
 	var errs atomic.Int64
-	q, err := New(c, Options{Namespace: "unreachable", OnError: func(error) { errs.Add(1) }})
+	q, err := newTQ(c, Options{Namespace: "unreachable", OnError: func(error) { errs.Add(1) }})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -494,10 +481,9 @@ func TestLostLeaseCancelsHandler(t *testing.T) {
 func TestShortBackoffRetriesPromptly(t *testing.T) {
 	c := standalone(t)
 	const backoff = 20 * time.Millisecond
-	q := newQueue(t, c, Options{Lease: time.Hour, Backoff: func(int) time.Duration { return backoff }})
-	// An hour (and leases of an hour, whose end also wakes the poller): a
+	// PollInterval an hour (and leases of an hour, whose end also wakes the poller): a
 	// retry that waited out the idle sleep would not come within patience.
-	q.maxSleep = time.Hour
+	q := newQueue(t, c, Options{PollInterval: time.Hour, Lease: time.Hour, Backoff: func(int) time.Duration { return backoff }})
 	ctx := context.Background()
 	var mu sync.Mutex
 	var starts []time.Time
@@ -513,7 +499,7 @@ func TestShortBackoffRetriesPromptly(t *testing.T) {
 		return nil
 	})
 	// Let the poller go idle first, so that only its own settle can wake it.
-	eventually(t, patience, "the poller to sleep", func() bool { return asleep(q) })
+	eventually(t, patience, "the poller to sleep", func() bool { return q.Idle() })
 	_, err := q.Add(ctx, "k", nil, time.Now())
 	require.NoError(t, err)
 	await(t, done, "the third attempt, two 20ms backoffs after the first")
@@ -531,10 +517,9 @@ func TestShortBackoffRetriesPromptly(t *testing.T) {
 // TestRescheduleWakesTheWorker).
 func TestReplaceRequeueAndResumeWakeTheWorker(t *testing.T) {
 	c := standalone(t)
-	q := newQueue(t, c, Options{MaxAttempts: 1, Lease: time.Hour})
-	// An hour (and leases of an hour, whose end also wakes the poller): a task
+	// PollInterval an hour (and leases of an hour, whose end also wakes the poller): a task
 	// the poller was not woken for would not come within patience.
-	q.maxSleep = time.Hour
+	q := newQueue(t, c, Options{PollInterval: time.Hour, MaxAttempts: 1, Lease: time.Hour})
 	ctx := context.Background()
 	_, err := q.Add(ctx, "k", nil, time.Now().Add(time.Hour))
 	require.NoError(t, err)
@@ -568,7 +553,7 @@ func TestReplaceRequeueAndResumeWakeTheWorker(t *testing.T) {
 		}, func() error { return q.Resume(ctx) }},
 	} {
 		op.prepare()
-		eventually(t, patience, "the poller to sleep", func() bool { return asleep(q) })
+		eventually(t, patience, "the poller to sleep", func() bool { return q.Idle() })
 		require.NoError(t, op.do(), op.name)
 		await(t, fired, op.name+" to wake the sleeping poller")
 	}

@@ -106,6 +106,8 @@ func TestBadInput(t *testing.T) {
 			assert.Equal(t, tc.status, r.status, "%s: %s", tc.name, r.raw)
 			assert.Equal(t, tc.code, r.errCode(), "%s: %s", tc.name, r.raw)
 			assert.Equal(t, tc.field, r.errField(), "%s: %s", tc.name, r.raw)
+			// A client reads the message, not the library's package names.
+			assert.NotRegexp(t, `(durable|rediswheel): `, r.errPart("message"), "%s: %s", tc.name, r.raw)
 			if tc.status == http.StatusMethodNotAllowed {
 				assert.NotEmpty(t, r.header.Get("Allow"), tc.name)
 			}

@@ -147,16 +147,17 @@ func (c *callbackJSON) task(ctx context.Context, check func(context.Context, *ur
 	return t, nil
 }
 
-// callbackError maps an error of rediswheel's HTTP task checks to its field,
+// callbackError maps an error of the HTTP task checks (package durable's,
+// whose texts start "durable: ", trimmed here) to its field,
 // or returns err as it is.
 func callbackError(t rediswheel.HTTPTask, err error) error {
 	switch {
 	case errors.Is(err, rediswheel.ErrInvalidURL):
-		return invalid("callback.url", "%v", strings.TrimPrefix(err.Error(), "rediswheel: "))
+		return invalid("callback.url", "%v", strings.TrimPrefix(err.Error(), "durable: "))
 	case errors.Is(err, rediswheel.ErrInvalidMethod):
 		return invalid("callback.method", "callback.method must be an HTTP method token (GET, POST, ...)")
 	case errors.Is(err, rediswheel.ErrInvalidTimeout):
-		return invalid("callback.timeout", "%v", strings.TrimPrefix(err.Error(), "rediswheel: "))
+		return invalid("callback.timeout", "%v", strings.TrimPrefix(err.Error(), "durable: "))
 	case errors.Is(err, rediswheel.ErrInvalidHeader):
 		field := "callback.headers"
 		// Name the header when one alone is refused (Connection and
@@ -173,7 +174,7 @@ func callbackError(t rediswheel.HTTPTask, err error) error {
 				break
 			}
 		}
-		return invalid(field, "%v", strings.TrimPrefix(err.Error(), "rediswheel: "))
+		return invalid(field, "%v", strings.TrimPrefix(err.Error(), "durable: "))
 	}
 	return err
 }

@@ -1,0 +1,77 @@
+// Package durable is the API of durable delayed tasks, the same on every
+// store: a Queue adds tasks under keys (Add, AddAfter, AddBatch, Replace),
+// steers them (Cancel, Reschedule, Requeue, Pause, Resume), reads them (Get,
+// List, Stats, Dead), keeps periodic schedules (Periodic) and delivers them
+// to a Handler or a Mux in any number of processes (Run), with HTTP tasks,
+// per-task policies, RetryAfter and Permanent, an Observer, retention and
+// delivery history.
+//
+// Where the tasks live is a Store: a small interface of atomic operations
+// (store.go), one folder per store. rediswheel is the Redis store (a single
+// server or Redis Cluster). Everything else is written once, here, and
+// imports no driver: the worker loop (claims, leases and heartbeats, batched
+// settles, lost-claim-reply handling, wake-ups), Mux, HTTP tasks and their
+// validation, backoff and policies, the Observer, the periodic logic, and
+// every check of arguments, so bad input gets the same errors on every
+// store. The package storetest is the behavioural suite every store runs.
+//
+//	q, err := rediswheel.New(client, rediswheel.Options{Namespace: "orders"})
+//	// or: st, err := rediswheel.NewStore(client, "orders", 0); q, err := durable.New(st, durable.Options{})
+//	q.AddAfter(ctx, "order:1001", payload, 30*time.Minute) // at checkout
+//	q.Cancel(ctx, "order:1001")                            // on payment
+//	q.Run(ctx, handler)                                    // in every worker
+//
+// # Delivery contract
+//
+// Every store keeps this contract; "the store's clock" is the one clock of
+// the store (Redis's TIME, the database's clock), never a worker's.
+//
+//   - At least once. A task is finished only after its handler returns nil
+//     and the settle reaches the store. A worker that crashes, stalls past
+//     its lease or loses its settle has its tasks delivered again, so
+//     handlers must be idempotent by Task.Key (HTTPHandler sends it as
+//     Idempotency-Key).
+//   - Never early, by the store's clock. Due times are rounded up to the
+//     millisecond and compared with the store's clock inside the claim; a
+//     past due time fires at once. AddAfter counts its delay from the store's
+//     clock when the task is written, so the caller's clock does not matter.
+//   - Idempotent add. An existing key, in any state (scheduled, retrying, in
+//     flight, dead, or retained: Options.Retention), makes Add return false
+//     and change nothing; Replace rewrites a task that is not in flight.
+//   - Final cancel. A scheduled or dead task is finished at once; a later
+//     Add of the key is a new task (with Options.Retention it is retained as
+//     cancelled until its retention ends). A task in flight is never retried
+//     whatever its handler returns, and its handler's context is cancelled
+//     (ErrCanceled) at the next heartbeat.
+//   - Fencing tokens. Each delivery has a token, new at every claim; a
+//     settle or heartbeat with any other token is rejected, so a stale
+//     worker cannot finish or keep a task another worker owns (its handler's
+//     context is cancelled with ErrLeaseLost).
+//   - Bounded retries. Retries back off (Options.Backoff, or the task's
+//     TaskBackoff); a task dies after Options.MaxAttempts deliveries (or its
+//     TaskMaxAttempts) or a Permanent error; RetryAfter postpones without
+//     counting an attempt at most MaxPostponements times in a row; each
+//     partition keeps at most Options.MaxDead dead tasks.
+//   - Lost claim replies. A claim whose reply never reached the worker
+//     leases tasks no handler runs. A lease that runs out before any
+//     heartbeat or settle of its delivery reached the store may have been
+//     one, so its attempt is not counted, up to 3 in a row: a task that
+//     crashes its worker every time before the first heartbeat (Lease/3)
+//     still dies, at most 3 deliveries later.
+//
+// Not guaranteed: order between tasks due at the same time; exactly-once
+// (use the key to de-duplicate); prompt delivery of a task added by another
+// process (an idle worker sleeps until the next due time it knows of, at
+// most Options.PollInterval; only a call through its own Queue that makes a
+// task due sooner, or a retry it schedules itself, wakes it early).
+//
+// # Layout
+//
+// One file per idea: queue.go (the Queue, wake-ups), store.go (the Store
+// contract), options.go, add.go (Add and its group commit), worker.go (Run,
+// the poller), claim.go, settle.go, extend.go (heartbeats), timeout.go,
+// shutdown.go, observer.go, report.go, periodic.go, mux.go, httptask.go,
+// httpvalid.go, policy.go, backoff.go, retryafter.go, state.go (Get's and
+// List's types), get.go, list.go (cursors), cancel.go, reschedule.go,
+// dead.go, pause.go, stats.go, errors.go.
+package durable

@@ -1,0 +1,272 @@
+package durable
+
+import (
+	"context"
+	"time"
+)
+
+// An Observer receives a Queue's events, for metrics and tracing: tasks
+// added, claim and settle round trips, deliveries started and finished, dead
+// and retained tasks trimmed, failed Redis calls. Set it as Options.Observer;
+// the package rwmetrics turns the events into Prometheus metrics.
+//
+// Its methods are called synchronously, on the goroutines of Add and of Run,
+// from any number of them at once: they must be safe for concurrent use,
+// return quickly and never block, or they slow down the calls they observe.
+// They must not call the Queue: an Add from TasksAdded, for one, would wait
+// for the very batch being reported. An event's Task shares its Payload with
+// the handler: do not modify or keep it.
+//
+// The interface may gain methods: embed NoopObserver to implement only some
+// of them and keep compiling.
+type Observer interface {
+	// TasksAdded follows each batch of Add, AddAfter, AddBatch or Replace
+	// calls sent to Redis together. Failed script calls are reported to
+	// RedisError, not here.
+	TasksAdded(AddEvent)
+	// Claimed follows each claim round trip of Run, successful or not; one
+	// whose Run was stopping is not reported.
+	Claimed(ClaimEvent)
+	// DeliveryStarted reports each task Run claimed, just before its handler
+	// starts. A task claimed as Run stops is released without running: it
+	// has no HandlerFinished.
+	DeliveryStarted(StartEvent)
+	// HandlerFinished reports each handler's return, with what Run asks the
+	// settle script to do with the task; a handler that outlives its timeout
+	// is reported when the timeout settles its task.
+	HandlerFinished(FinishEvent)
+	// Settled follows each settle round trip of Run, successful or not.
+	Settled(SettleEvent)
+	// DeadTrimmed reports dead tasks dropped because their shard's dead set
+	// was over Options.MaxDead.
+	DeadTrimmed(TrimEvent)
+	// RetainedTrimmed reports retained tasks (Options.Retention) forgotten by
+	// a settle or a Cancel: their retention was over, or their shard held
+	// more than Options.MaxRetained, which ends uniqueness windows early.
+	RetainedTrimmed(TrimEvent)
+	// RedisError reports each failed Redis call of an Add (whose caller gets
+	// the error too) and each one Run retries: its claims, settles and lease
+	// extensions (whose errors also go to Options.OnError or the log). A
+	// claim error that ends Run (ErrUnrecoverable) is Run's to return.
+	RedisError(RedisErrorEvent)
+}
+
+// NoopObserver implements Observer by ignoring every event. Embed it in an
+// Observer that handles only some.
+type NoopObserver struct{}
+
+func (NoopObserver) TasksAdded(AddEvent)         {}
+func (NoopObserver) Claimed(ClaimEvent)          {}
+func (NoopObserver) DeliveryStarted(StartEvent)  {}
+func (NoopObserver) HandlerFinished(FinishEvent) {}
+func (NoopObserver) Settled(SettleEvent)         {}
+func (NoopObserver) DeadTrimmed(TrimEvent)       {}
+func (NoopObserver) RetainedTrimmed(TrimEvent)   {}
+func (NoopObserver) RedisError(RedisErrorEvent)  {}
+
+// AddEvent is one batch of added tasks of one kind.
+type AddEvent struct {
+	// Replace is true for Replace, false for Add, AddAfter and AddBatch.
+	Replace bool
+	// Stored counts the tasks written to Redis: new ones (Add) or
+	// overwritten ones (Replace).
+	Stored int
+	// Skipped counts the tasks left unchanged: an Add of a key that exists,
+	// a Replace of a task in flight.
+	Skipped int
+}
+
+// ClaimEvent is one claim round trip of one shard.
+type ClaimEvent struct {
+	Shard    int
+	Tasks    int           // tasks leased
+	Duration time.Duration // from the call to its reply, local clock
+	Err      error         // nil if it succeeded
+}
+
+// StartEvent is the start of one delivery.
+type StartEvent struct {
+	Task Task
+	// Lateness is how long after Task.Due the task was claimed, by the Redis
+	// clock (the claim's time minus Due), to the millisecond: the scheduling
+	// delay, free of any clock skew between worker and Redis.
+	Lateness time.Duration
+}
+
+// FinishEvent is the end of one delivery's handler.
+type FinishEvent struct {
+	Task Task
+	// Outcome is what Run asks of the settle script, one of the settle
+	// outcome names: "done", "retry", "dead", "release" or "later". The
+	// settle may turn a retry into a death (no attempts left) or drop the
+	// task (cancelled, lease lost): see SettleEvent.
+	Outcome string
+	// Error is the handler's error text as stored with the task ("" if none).
+	Error string
+	// Duration runs from the claim's reply to the handler's return, local
+	// clock.
+	Duration time.Duration
+}
+
+// SettleEvent is one settle round trip of one shard: the tasks it was sent
+// and, if it succeeded, what became of them.
+type SettleEvent struct {
+	Shard    int
+	Tasks    int
+	Duration time.Duration // from the call to its reply, local clock
+	Err      error         // nil if it succeeded; then the counts are zero
+
+	Done      int // finished
+	Retried   int // due again later, the attempt counted
+	Dead      int // moved to the dead set
+	Cancelled int // dropped: Cancel was called while the handler ran
+	Released  int // due again at once, the attempt not counted
+	Postponed int // due again after the handler's RetryAfter, the attempt not counted
+	Rejected  int // dropped: the lease was lost, another delivery owns the task
+}
+
+// TrimEvent is a number of dead tasks dropped from one shard (DeadTrimmed),
+// or of retained tasks forgotten (RetainedTrimmed).
+type TrimEvent struct {
+	Shard int
+	Tasks int
+}
+
+// RedisErrorEvent is one failed Redis call.
+type RedisErrorEvent struct {
+	Op  RedisOp
+	Err error // names the shard, if the call was for one
+}
+
+// RedisOp names the operation a failed Redis call was made for.
+type RedisOp string
+
+// The operations whose failures reach Observer.RedisError.
+const (
+	OpAdd    RedisOp = "add"    // Add, AddAfter, AddBatch, Replace
+	OpClaim  RedisOp = "claim"  // Run's poll
+	OpSettle RedisOp = "settle" // Run's report of finished deliveries
+	OpExtend RedisOp = "extend" // Run's lease heartbeat
+	// runner.report's op names are the same.
+)
+
+// observedClaim is claim, timed and reported to the Observer, with one
+// DeliveryStarted per task. Without an Observer it is claim.
+func (q *Queue) observedClaim(ctx context.Context, shard, limit int, lease time.Duration) (claimed, error) {
+	o := q.opts.Observer
+	if o == nil {
+		return q.claim(ctx, shard, limit, lease)
+	}
+	began := time.Now()
+	c, err := q.claim(ctx, shard, limit, lease)
+	if err != nil {
+		if ctx.Err() == nil { // not a Redis failure: Run is stopping
+			o.Claimed(ClaimEvent{Shard: shard, Duration: time.Since(began), Err: err})
+		}
+		return c, err
+	}
+	o.Claimed(ClaimEvent{Shard: shard, Tasks: len(c.tasks), Duration: c.at.Sub(began)})
+	q.observeTrimmed(shard, c.trimmed)
+	for _, d := range c.tasks {
+		d.began = c.at
+		// Both times are Redis's: claim only leases tasks due by c.now.
+		late := max(c.now-d.task.Due.UnixMilli(), 0)
+		o.DeliveryStarted(StartEvent{Task: d.task, Lateness: time.Duration(late) * time.Millisecond})
+	}
+	return c, nil
+}
+
+// observeFinished reports the handler's return that o settles, and returns o.
+func (q *Queue) observeFinished(o outcome) outcome {
+	if obs := q.opts.Observer; obs != nil {
+		obs.HandlerFinished(FinishEvent{Task: o.d.task, Outcome: string(o.kind), Error: o.err, Duration: time.Since(o.d.began)})
+	}
+	return o
+}
+
+// observedSettle is settle, timed and reported to the Observer. Without an
+// Observer it is settle.
+func (q *Queue) observedSettle(ctx context.Context, shard int, os []outcome) (Settled, error) {
+	o := q.opts.Observer
+	if o == nil {
+		return q.settle(ctx, shard, os)
+	}
+	began := time.Now()
+	s, err := q.settle(ctx, shard, os)
+	e := SettleEvent{Shard: shard, Tasks: len(os), Duration: time.Since(began), Err: err}
+	for _, c := range s.Codes {
+		switch c {
+		case SettleDone:
+			e.Done++
+		case SettleRetry:
+			e.Retried++
+		case SettleDead:
+			e.Dead++
+		case SettleCancelled:
+			e.Cancelled++
+		case SettleReleased:
+			e.Released++
+		case SettlePostponed:
+			e.Postponed++
+		case SettleRejected:
+			e.Rejected++
+		}
+	}
+	o.Settled(e)
+	q.observeTrimmed(shard, s.DeadTrimmed)
+	if s.RetainedTrimmed > 0 {
+		o.RetainedTrimmed(TrimEvent{Shard: shard, Tasks: s.RetainedTrimmed})
+	}
+	return s, err
+}
+
+// observeAdds reports the requests sendAdds has sent, once their statuses
+// and errors are set: one RedisError per failed part of the batch (its
+// requests share one error value), one TasksAdded per mode.
+func (q *Queue) observeAdds(reqs []*AddRequest) {
+	o := q.opts.Observer
+	if o == nil {
+		return
+	}
+	var add, replace AddEvent
+	replace.Replace = true
+	seen := map[error]bool{}
+	for _, r := range reqs {
+		if r.Err != nil {
+			if !seen[r.Err] {
+				seen[r.Err] = true
+				q.observeError(OpAdd, r.Err)
+			}
+			continue
+		}
+		e := &add
+		if r.Replace {
+			e = &replace
+		}
+		if r.Status == AddStored {
+			e.Stored++
+		} else {
+			e.Skipped++
+		}
+	}
+	for _, e := range []AddEvent{add, replace} {
+		if e.Stored+e.Skipped > 0 {
+			o.TasksAdded(e)
+		}
+	}
+}
+
+// observeTrimmed reports n dead tasks trimmed from shard by a claim or a
+// settle.
+func (q *Queue) observeTrimmed(shard int, n int) {
+	if o := q.opts.Observer; o != nil && n > 0 {
+		o.DeadTrimmed(TrimEvent{Shard: shard, Tasks: n})
+	}
+}
+
+// observeError reports a failed Redis call of op.
+func (q *Queue) observeError(op RedisOp, err error) {
+	if o := q.opts.Observer; o != nil && err != nil {
+		o.RedisError(RedisErrorEvent{Op: op, Err: err})
+	}
+}

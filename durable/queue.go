@@ -1,0 +1,182 @@
+package durable
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Queue is a handle on the delayed tasks of one Store. It is safe for
+// concurrent use; any number of Queues in any number of processes may share
+// a store's tasks (a Redis namespace, a database), and any number of them
+// may Run workers on it.
+type Queue struct {
+	store  Store
+	opts   Options
+	limits Limits // what the store's operations apply, from opts
+	parts  int    // store.Partitions()
+
+	adds adder // coalesces concurrent Adds: see add.go
+
+	// mu guards sleepers, the wake-ups of this Queue's Runs.
+	mu       sync.Mutex
+	sleepers map[*sleeper]struct{}
+
+	// maxSleep caps an idle poller's sleep: Options.PollInterval.
+	maxSleep time.Duration
+}
+
+// New returns a Queue on store. It checks opts and makes no call to the
+// store. The errors it returns wrap ErrOptions.
+func New(store Store, opts Options) (*Queue, error) {
+	if store == nil {
+		return nil, fmt.Errorf("%w: nil store", ErrOptions)
+	}
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	parts := store.Partitions()
+	if parts < 1 {
+		return nil, fmt.Errorf("%w: store has %d partitions", ErrOptions, parts)
+	}
+	q := &Queue{store: store, opts: opts, parts: parts, sleepers: map[*sleeper]struct{}{}, maxSleep: opts.PollInterval}
+	q.limits = Limits{
+		MaxAttempts: opts.MaxAttempts, MaxDead: opts.MaxDead, MaxRetained: opts.MaxRetained,
+		HistoryLen: opts.HistoryLen, Retention: opts.Retention, WorkerID: opts.WorkerID,
+		ReapBatch: reapBatch, MaxUnconfirmed: maxUnconfirmed, MaxPostponements: MaxPostponements,
+	}
+	return q, nil
+}
+
+// Store returns the store q was made with.
+func (q *Queue) Store() Store { return q.store }
+
+// Options returns q's options, with their defaults filled in.
+func (q *Queue) Options() Options { return q.opts }
+
+// A sleeper is one Run's poller as seen by the calls that may have made a task
+// due sooner than it knows: this Queue's Adds and its Run's settles.
+type sleeper struct {
+	// until is the store's time (ms) the poller means to sleep until, or
+	// sweeping while it claims.
+	until atomic.Int64
+	// hint is the earliest due time (store ms) that settles have reported
+	// since the current sweep began, math.MaxInt64 if none. The poller reads
+	// it after storing until; a settle stores it before reading until. So a
+	// retry scheduled while the poller sweeps is either seen by the poller
+	// or, once it sleeps, wakes it.
+	hint atomic.Int64
+	wake chan struct{} // buffered 1
+}
+
+// sweeping is sleeper.until while the poller claims: it may have passed any
+// shard already, so any Add must wake it.
+const sweeping = math.MaxInt64
+
+// wake pokes every Run of this Queue that would otherwise sleep past due
+// (store ms): a task added by this process is never left waiting for the
+// poll interval. Tasks added by other processes are seen within
+// Options.PollInterval.
+func (q *Queue) wake(due int64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for s := range q.sleepers {
+		if due < s.until.Load() {
+			s.poke()
+		}
+	}
+}
+
+// hint tells every Run of this Queue that a shard it settled has a task due
+// at due (store ms), say a retry it has just scheduled. Unlike wake, it does
+// not cut a sweep short: the sweep takes the hint into account when it ends.
+func (q *Queue) hint(due int64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for s := range q.sleepers {
+		for h := s.hint.Load(); due < h; h = s.hint.Load() { // lower the hint to due
+			if s.hint.CompareAndSwap(h, due) {
+				break
+			}
+		}
+		if u := s.until.Load(); u != sweeping && due < u {
+			s.poke()
+		}
+	}
+}
+
+func (s *sleeper) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (q *Queue) addSleeper() *sleeper {
+	s := &sleeper{wake: make(chan struct{}, 1)}
+	s.until.Store(sweeping)
+	s.hint.Store(math.MaxInt64)
+	q.mu.Lock()
+	q.sleepers[s] = struct{}{}
+	q.mu.Unlock()
+	return s
+}
+
+func (q *Queue) removeSleeper(s *sleeper) {
+	q.mu.Lock()
+	delete(q.sleepers, s)
+	q.mu.Unlock()
+}
+
+// unixMilliCeil is t in Unix milliseconds rounded up, so that a task is never
+// due before t. Times before 1970 become 0 (due at once); times past year
+// 285,000 become 2^53 ms, the last millisecond a Redis score (a double)
+// holds exactly, the limit of every store.
+// Both ends are tested before t.UnixMilli, which wraps around for times
+// beyond about 292 million years either side of 1970: a time that far back
+// would otherwise come out as "never".
+func unixMilliCeil(t time.Time) int64 {
+	const maxExact = 1 << 53
+	if t.After(time.UnixMilli(maxExact)) {
+		return maxExact
+	}
+	if !t.After(time.UnixMilli(0)) {
+		return 0
+	}
+	ms := t.UnixMilli()
+	if t.After(time.UnixMilli(ms)) {
+		ms++
+	}
+	return ms
+}
+
+func durationMilliCeil(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	ms := int64(d / time.Millisecond)
+	if d%time.Millisecond != 0 {
+		ms++
+	}
+	return ms
+}
+
+// Limits returns the settings q passes to its store's operations.
+func (q *Queue) Limits() Limits { return q.limits }
+
+// Idle reports whether q has a Run and every Run of q is asleep until its
+// next due time or poll, not claiming: a test of a store uses it to tell a
+// wake-up from a poll.
+func (q *Queue) Idle() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for s := range q.sleepers {
+		if s.until.Load() == sweeping {
+			return false
+		}
+	}
+	return len(q.sleepers) > 0
+}

@@ -1,0 +1,37 @@
+package durable
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDefaultBackoff(t *testing.T) {
+	for attempt := range 40 {
+		limit := time.Hour
+		if attempt < 13 {
+			limit = min(time.Hour, time.Second<<max(attempt-1, 0))
+		}
+		for range 100 {
+			d := DefaultBackoff(attempt)
+			require.GreaterOrEqual(t, d, time.Duration(0))
+			require.LessOrEqual(t, d, limit, "attempt %d", attempt)
+		}
+	}
+}
+
+func TestMilliRounding(t *testing.T) {
+	base := time.UnixMilli(1_700_000_000_000)
+	assert.Equal(t, int64(1_700_000_000_000), unixMilliCeil(base))
+	assert.Equal(t, int64(1_700_000_000_001), unixMilliCeil(base.Add(time.Nanosecond)), "never early: round up")
+	assert.Equal(t, int64(0), unixMilliCeil(time.Time{}), "before 1970: due at once")
+	assert.Equal(t, int64(0), unixMilliCeil(time.Unix(-1<<54, 0)), "before year -292 million: due at once, not wrapped")
+	assert.Equal(t, int64(0), unixMilliCeil(time.UnixMilli(0)))
+	assert.Equal(t, int64(1), unixMilliCeil(time.Unix(0, 1)))
+	assert.Equal(t, int64(1<<53), unixMilliCeil(time.Unix(1<<62, 0)), "far future: clamped, never early")
+	assert.Equal(t, int64(0), durationMilliCeil(-time.Hour))
+	assert.Equal(t, int64(2), durationMilliCeil(time.Millisecond+1))
+	assert.Equal(t, int64(9223372036855), durationMilliCeil(time.Duration(1<<63-1)))
+}

@@ -1,0 +1,48 @@
+package durable
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// MaxRetryAfter caps the delay of RetryAfter.
+const MaxRetryAfter = 24 * time.Hour
+
+// RetryAfter asks for the task to be delivered again after d without using up
+// an attempt: for a receiver that said "not now" (HTTP 429 or 503 with
+// Retry-After), not one that failed. d is clamped to [0, MaxRetryAfter]. The
+// number of such postponements per task is bounded (see Handler); past the
+// bound a RetryAfter counts as a failed attempt.
+func RetryAfter(d time.Duration) error { return RetryAfterError(d, nil) }
+
+// RetryAfterError is RetryAfter with the error that made the handler wait:
+// it is in the returned error's message and chain (errors.Is, errors.As), so
+// it is the task's last error. HTTPHandler wraps its HTTPStatusError so.
+// RetryAfterError(d, nil) is RetryAfter(d).
+func RetryAfterError(d time.Duration, cause error) error {
+	return &retryAfterError{d: min(max(d, 0), MaxRetryAfter), cause: cause}
+}
+
+type retryAfterError struct {
+	d     time.Duration
+	cause error // nil for RetryAfter
+}
+
+func (e *retryAfterError) Error() string {
+	if e.cause == nil {
+		return fmt.Sprintf("durable: retry after %v", e.d)
+	}
+	return fmt.Sprintf("durable: retry after %v: %v", e.d, e.cause)
+}
+
+func (e *retryAfterError) Unwrap() error { return e.cause }
+
+// retryAfterOf reports the delay of a RetryAfter error anywhere in err's chain.
+func retryAfterOf(err error) (time.Duration, bool) {
+	var r *retryAfterError
+	if errors.As(err, &r) {
+		return r.d, true
+	}
+	return 0, false
+}

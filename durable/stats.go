@@ -1,0 +1,58 @@
+package durable
+
+import (
+	"context"
+	"time"
+)
+
+// ShardStats is a snapshot of one shard (a store's partition), taken
+// atomically by the store's clock,
+// or, as Stats.Total, the sum of all of them.
+type ShardStats struct {
+	Shard     int   // -1 in Stats.Total
+	Due       int64 // due now and waiting for a worker
+	Scheduled int64 // due later, including waiting retries
+	InFlight  int64 // claimed, with a handler running (or a worker that died)
+	Dead      int64
+	Retained  int64 // finished (done or cancelled) and kept for Options.Retention
+	// OldestDue is how long the oldest due task has waited past its due time:
+	// the lateness a new task would see. Zero when nothing is due. In
+	// Stats.Total, the largest of the shards'.
+	OldestDue time.Duration
+	// Paused: Pause has stopped claims on this shard (in Stats.Total: on any
+	// shard).
+	Paused bool
+}
+
+// Stats is a snapshot of a namespace.
+type Stats struct {
+	Total  ShardStats   // the sums over Shards
+	Shards []ShardStats // in shard order
+	// Paused reports that claims are stopped on at least one shard: Pause
+	// was called, or a Pause or Resume failed part way (call Resume again).
+	Paused bool
+}
+
+// Stats reads every shard (on Redis, all in one pipeline). Each shard's figures are one
+// atomic snapshot; the shards are read one after the other, so the totals
+// are not.
+func (q *Queue) Stats(ctx context.Context) (Stats, error) {
+	shards, err := q.store.Stats(ctx)
+	if err != nil {
+		return Stats{}, err
+	}
+	st := Stats{Total: ShardStats{Shard: -1}, Shards: make([]ShardStats, 0, len(shards))}
+	for _, s := range shards {
+		st.Shards = append(st.Shards, s)
+		t := &st.Total
+		t.Due += s.Due
+		t.Scheduled += s.Scheduled
+		t.InFlight += s.InFlight
+		t.Dead += s.Dead
+		t.Retained += s.Retained
+		t.OldestDue = max(t.OldestDue, s.OldestDue)
+		t.Paused = t.Paused || s.Paused
+	}
+	st.Paused = st.Total.Paused
+	return st, nil
+}

@@ -1,0 +1,336 @@
+package durable
+
+import (
+	"context"
+	"time"
+)
+
+// Store is what a durable store provides: the atomic operations on its
+// tasks, nothing more. Everything above them, the same on every store (the
+// worker loop, leases and heartbeats, batched settles, wake-ups, Mux, HTTP
+// tasks, policies, the Observer, periodic schedules, argument checks), is
+// the Queue's. A Queue calls a Store from many goroutines at once: a Store
+// must be safe for concurrent use.
+//
+// The contract each store signs, for every operation:
+//
+//   - Atomic: an operation on a partition (or on one key) happens all at
+//     once or not at all, as seen by every other operation of any process.
+//     A batch (Add's requests, Settle's outcomes, Extend's leases) may be
+//     split into several atomic parts, each part all or nothing.
+//   - One clock: every time an operation reads or writes (due times, lease
+//     ends, "now") is Unix milliseconds by the store's own clock (Redis's
+//     TIME, the database's clock), read inside the operation, never the
+//     caller's. "Never early" is by that clock: Claim leases only tasks whose
+//     due time is at or before the now it read.
+//   - Idempotent where it says so: Add of an existing key changes nothing;
+//     Settle or Extend with a stale token changes nothing.
+//   - Bounded: each call does work bounded by its arguments (Claim's limit,
+//     the batch sizes), never by the number of tasks stored.
+//   - Errors: an error means the operation may or may not have happened
+//     (a lost reply); the Queue relies only on what the contract allows
+//     then (a lost Claim reply is absorbed by Limits.MaxUnconfirmed). An
+//     error that retrying will not heal (credentials refused, the store's
+//     protocol not understood) wraps ErrUnrecoverable, and ends Run.
+//
+// Partitions: a store splits its tasks among Partitions() partitions (a Redis
+// shard; 1 for a SQL table). Every key belongs to exactly one, fixed by the
+// store; Claim, Extend and Settle work on one partition at a time. The
+// worker claims each partition in turn and batches settles by partition.
+//
+// The operations, with the script of the Redis store that implements each in
+// rediswheel/lua/ as their reference: Add (add.lua), Claim (claim.lua),
+// Extend (extend.lua), Settle (settle.lua), Cancel (cancel.lua), Reschedule
+// (reschedule.lua), Requeue (requeue.lua), Get (get.lua), List (list.lua and
+// get.lua), Dead (dead.lua), Stats (stats.lua), Pause (pause.lua), Periodic
+// (periodic.lua). The package storetest holds the behavioural suite every
+// store must pass.
+type Store interface {
+	// Partitions is the number of partitions, at least 1; it never changes.
+	Partitions() int
+
+	// Add stores each request as its mode says, atomically per key: Add
+	// (Replace false) stores a key that exists in no state (scheduled,
+	// retrying, in flight, dead or retained) and otherwise changes nothing
+	// (AddExists); Replace stores it whatever its state, starting over with
+	// no attempts, history or postponements, except a task in flight, left
+	// alone (AddInFlight). A stored task is due at At, or, with Relative, at
+	// the store's clock when the request is written plus At ms. It records
+	// the task's added time, original due time, payload size and Policy for
+	// Get and Claim. Within one call a key that appears twice is stored once,
+	// from its first request.
+	//
+	// Add sets each request's Status, or its Err if the part of the batch
+	// that carried it failed (requests that failed together share one error
+	// value). It returns the earliest due time among the tasks it stored,
+	// -1 if none, for the Queue's wake-ups.
+	Add(ctx context.Context, reqs []*AddRequest) (earliest int64)
+
+	// Claim reaps up to lim.ReapBatch expired leases of partition (the task
+	// goes back to due, now, with "lease expired" as its last error; its
+	// attempt is counted unless none of its heartbeats or settles ever
+	// reached the store and it has had fewer than lim.MaxUnconfirmed such
+	// claims in a row; a task out of attempts goes to the dead set), then,
+	// unless the partition is paused, leases up to limit tasks due by now,
+	// earliest first, until now+lease. Each leased task gets a fresh fencing
+	// token, different from every token it had before, its attempt counted
+	// (Attempt is this delivery's number) and a history entry opened for
+	// lim.WorkerID. Claimed.Next is the earliest due time left in the
+	// partition (none while paused) or its earliest lease end, whichever
+	// comes first, -1 if neither: the worker sleeps until then.
+	Claim(ctx context.Context, partition, limit int, lease time.Duration, lim Limits) (Claimed, error)
+
+	// Extend moves the lease of each task whose Token is current to now+lease
+	// and confirms its delivery (it counts as started, see Claim); it returns
+	// one ExtendCode per lease, in order. A stale token changes nothing.
+	Extend(ctx context.Context, partition int, lease time.Duration, leases []Lease) ([]ExtendCode, error)
+
+	// Settle applies each outcome whose Token is current, as its Kind says
+	// (see OutcomeKind), and returns one SettleCode per outcome, in order:
+	// a task cancelled while in flight is finished as cancelled whatever the
+	// outcome; a retry of a task out of attempts (its Policy's MaxAttempts,
+	// else lim.MaxAttempts) goes to the dead set; a later past
+	// lim.MaxPostponements counts as a retry. A stale token changes nothing
+	// (SettleRejected). Finished tasks are retained for lim.Retention (at most
+	// lim.MaxRetained per partition, oldest forgotten first) or forgotten at
+	// once; the dead set keeps at most lim.MaxDead per partition, oldest
+	// dropped first. Settled.Next is the partition's earliest due time after
+	// the call, -1 if none.
+	Settle(ctx context.Context, partition int, lim Limits, outcomes []Outcome) (Settled, error)
+
+	// Cancel finishes the task under key, finally: a scheduled, retrying or
+	// dead one at once (retained as cancelled for retention, else
+	// forgotten), a retained one forgotten at once; one in flight is marked,
+	// so that its Settle finishes it as cancelled and its Extend answers
+	// ExtendCancelled. Found is false if the key is in no state.
+	Cancel(ctx context.Context, key string, retention time.Duration, maxRetained int) (CancelResult, error)
+
+	// Reschedule moves a scheduled or retrying task to be due at at, which
+	// also becomes its original due time; attempts, last error and payload
+	// stay.
+	Reschedule(ctx context.Context, key string, at int64) (RescheduleResult, error)
+
+	// Requeue moves a dead task back to due now, attempts and postponements
+	// reset, last error kept; requeued is false if key is not dead. due is
+	// its new due time.
+	Requeue(ctx context.Context, key string) (requeued bool, due int64, err error)
+
+	// Get reads one task in one atomic read; nil, nil if key is in no state.
+	Get(ctx context.Context, key string) (*TaskInfo, error)
+
+	// List returns, in one consistent order across partitions (position:
+	// time in state, then key bytewise), up to limit tasks in state after
+	// the position after (nil: from the start), and the position the next
+	// page starts after, nil if there is none. A page may hold fewer than
+	// limit tasks while next is not nil, when a partition bounds the work
+	// of one call. Each returned task is in state as it was read.
+	List(ctx context.Context, state State, after *ListPos, limit int) (tasks []TaskInfo, next *ListPos, err error)
+
+	// Dead returns up to limit dead tasks of each partition, oldest first in
+	// each; the Queue merges them.
+	Dead(ctx context.Context, limit int) ([]DeadTask, error)
+
+	// Stats returns one atomic snapshot per partition, in partition order
+	// (ShardStats.Shard set, the counts as of the store's now).
+	Stats(ctx context.Context) ([]ShardStats, error)
+
+	// Pause sets (paused) or clears the flag of every partition that makes
+	// Claim lease nothing; an error may leave some partitions changed.
+	Pause(ctx context.Context, paused bool) error
+
+	// Periodic runs one step on the registry of periodic schedules, atomic
+	// per name (see PeriodicOp).
+	Periodic(ctx context.Context, op PeriodicOp, name string, from, to int64) (PeriodicState, error)
+}
+
+// An AddRequest is one task for Store.Add.
+type AddRequest struct {
+	Key     string
+	Payload []byte
+	// Replace: store whatever exists, unless in flight (Replace); else only
+	// a new key (Add).
+	Replace bool
+	// Relative: At is a delay in ms from the store's clock at the write;
+	// else a Unix ms.
+	Relative bool
+	At       int64
+	Policy   Policy
+
+	// Set by Store.Add.
+	Status AddStatus
+	Err    error
+
+	// The Queue's own, never a store's: for a coalesced Add (see adder), each closed at most once.
+	done chan struct{} // status and err are set
+	lead chan struct{} // this request's caller must send the next batch
+	quit bool          // its caller has returned; guarded by adder.mu
+}
+
+// AddStatus is what Store.Add did with one request.
+type AddStatus int64
+
+// The add statuses; the Redis store's add.lua returns the same numbers.
+const (
+	AddInFlight AddStatus = -1 // Replace: the key is in flight, nothing changed
+	AddExists   AddStatus = 0  // Add: the key exists in some state, nothing changed
+	AddStored   AddStatus = 1
+)
+
+// Policy is a task's own policy, stored with it; a zero field means the
+// Queue's. A store keeps durations to the millisecond (rounded up).
+type Policy struct {
+	Type                      string
+	Timeout                   time.Duration
+	MaxAttempts               int
+	BackoffBase, BackoffLimit time.Duration
+}
+
+// Limits are the Queue's settings that a store's operations apply.
+type Limits struct {
+	MaxAttempts int           // deliveries before death, unless the task's Policy says
+	MaxDead     int           // dead tasks kept per partition
+	MaxRetained int           // retained tasks kept per partition
+	HistoryLen  int           // deliveries remembered per task
+	Retention   time.Duration // how long finished tasks are kept; 0: forgotten
+	WorkerID    string        // names this worker's deliveries in histories
+	// ReapBatch caps the expired leases one Claim reaps.
+	ReapBatch int
+	// MaxUnconfirmed bounds the unconfirmed claims in a row that do not count
+	// an attempt (see Claim).
+	MaxUnconfirmed int
+	// MaxPostponements bounds a task's OutcomeLater in a row.
+	MaxPostponements int
+}
+
+// Claimed is the reply of one Store.Claim.
+type Claimed struct {
+	Now         int64 // the store's clock, Unix ms
+	Next        int64 // see Store.Claim; -1 if none
+	DeadTrimmed int   // dead tasks dropped over MaxDead by the reaping
+	Paused      bool  // the partition is paused: nothing was leased
+	Tasks       []ClaimedTask
+}
+
+// ClaimedTask is one task leased by Store.Claim.
+type ClaimedTask struct {
+	Key     string
+	Payload []byte
+	Attempt int
+	Due     int64 // Unix ms; at or before Claimed.Now
+	// OriginalDue is the due time of Add, Replace or Reschedule (Due if the
+	// store does not know it).
+	OriginalDue int64
+	Token       string // fencing token of this delivery
+	Policy      Policy
+}
+
+// Lease names one delivery for Store.Extend.
+type Lease struct {
+	Key, Token string
+}
+
+// ExtendCode is what Store.Extend did with one lease.
+type ExtendCode int64
+
+// The extend codes; the Redis store's extend.lua returns the same numbers.
+const (
+	ExtendLost      ExtendCode = 0 // the token is not current: the task is no longer ours
+	ExtendOK        ExtendCode = 1 // extended
+	ExtendCancelled ExtendCode = 2 // extended, but Cancel was called for the task
+)
+
+// An Outcome is a finished delivery for Store.Settle.
+type Outcome struct {
+	Key, Token string
+	Kind       OutcomeKind
+	Delay      int64  // retry delay, ms (OutcomeRetry, OutcomeLater)
+	Err        string // the handler's error, stored as the task's last error
+}
+
+// OutcomeKind names what Store.Settle does with a finished delivery; the
+// Redis store's settle.lua spells the same names and rejects any other.
+type OutcomeKind string
+
+const (
+	OutcomeDone    OutcomeKind = "done"    // the handler returned nil: the task is finished
+	OutcomeRetry   OutcomeKind = "retry"   // failed: due again after Delay, attempt counted (dead when out of attempts)
+	OutcomeDead    OutcomeKind = "dead"    // Permanent: to the dead set at once
+	OutcomeRelease OutcomeKind = "release" // Run stopped: due again at once, attempt not counted
+	OutcomeLater   OutcomeKind = "later"   // RetryAfter: due again after Delay, attempt not counted (bounded)
+)
+
+// SettleCode is what Store.Settle did with one outcome.
+type SettleCode int64
+
+// The settle codes; the Redis store's settle.lua returns the same numbers.
+const (
+	SettleRejected  SettleCode = 0 // the token was stale: another worker owns the task
+	SettleDone      SettleCode = 1 // finished (forgotten, or retained)
+	SettleRetry     SettleCode = 2 // due again after the delay, attempt counted
+	SettleDead      SettleCode = 3 // buried
+	SettleCancelled SettleCode = 4 // Cancel came first: finished as cancelled, never retried
+	SettleReleased  SettleCode = 5 // due again at once, attempt not counted
+	SettlePostponed SettleCode = 6 // later: due again after the delay, attempt not counted
+)
+
+// Settled is the reply of one Store.Settle.
+type Settled struct {
+	Codes           []SettleCode // one per outcome, in order
+	Next            int64        // the partition's earliest due time, -1 if none
+	DeadTrimmed     int          // dead tasks dropped over MaxDead
+	RetainedTrimmed int          // retained tasks forgotten (retention over, or over MaxRetained)
+}
+
+// CancelResult is the reply of Store.Cancel.
+type CancelResult struct {
+	Found           bool
+	Partition       int // the key's partition
+	RetainedTrimmed int // retained tasks forgotten by the call
+}
+
+// RescheduleResult is what Store.Reschedule did.
+type RescheduleResult int64
+
+// The reschedule results; the Redis store's reschedule.lua returns the same
+// numbers.
+const (
+	RescheduleMissing  RescheduleResult = 0 // not scheduled or retrying: nothing changed
+	RescheduleMoved    RescheduleResult = 1
+	RescheduleInFlight RescheduleResult = 2 // in flight: nothing changed
+)
+
+// ListPos is a task's position in a List: its time in its state (Unix ms),
+// then its key.
+type ListPos struct {
+	At  int64
+	Key string
+}
+
+// PeriodicOp is one step on the periodic registry, which maps a schedule's
+// name to its pointer (the latest time added, Unix ms).
+type PeriodicOp string
+
+const (
+	// PeriodicRegister creates the entry with the pointer at now unless it
+	// exists, then reads it.
+	PeriodicRegister PeriodicOp = "register"
+	// PeriodicRead reads the entry.
+	PeriodicRead PeriodicOp = "read"
+	// PeriodicAdvance moves the pointer from from to to, only if it is at
+	// from (a compare-and-set); to must be later than from, or the store
+	// returns an error: the pointer never goes backwards.
+	PeriodicAdvance PeriodicOp = "advance"
+	// PeriodicRemove deletes the entry.
+	PeriodicRemove PeriodicOp = "remove"
+)
+
+// PeriodicState is the reply of Store.Periodic.
+type PeriodicState struct {
+	// Status is 1 when the step changed the entry (register created it,
+	// advance moved it), 0 when it did not (register found it, advance found
+	// the pointer moved by another replica; read and remove always), -1 when
+	// there is no such entry (Pointer 0).
+	Status  int64
+	Pointer int64 // the entry's pointer after the step (remove: the one it deleted), Unix ms
+	Now     int64 // the store's clock, Unix ms
+}

@@ -1,0 +1,398 @@
+package durable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Handler runs one delivery of a task. Returning nil finishes the task: it is
+// deleted. Returning an error schedules another delivery after the task's
+// backoff (TaskBackoff, else Options.Backoff), or moves the task to the dead
+// set once it has had its max attempts (TaskMaxAttempts, else
+// Options.MaxAttempts) or the error is Permanent. An error made by RetryAfter
+// schedules another delivery after its delay without counting the attempt. A
+// panic counts as an error.
+//
+// ctx is cancelled, and context.Cause tells which:
+//   - with ErrHandlerTimeout when the task's timeout (TaskTimeout, else
+//     Options.HandlerTimeout) passes; the delivery then counts as a failed
+//     attempt at once, whatever the handler returns later;
+//   - with ErrCanceled when Cancel is called for the task;
+//   - with ErrLeaseLost when the lease is lost;
+//   - with the cause of Run's context, ShutdownGrace after it ends (see Run).
+//
+// Delivery is at-least-once: a handler may see the same task again after a
+// crash, a lost ack, a lost lease or a timeout, so it should be idempotent by
+// Task.Key.
+type Handler func(ctx context.Context, t Task) error
+
+// Task is one delivery of a task.
+type Task struct {
+	Key     string
+	Payload []byte
+	// Attempt counts deliveries, from 1. A crash or a lost lease counts once
+	// a heartbeat or a settle of that delivery reached the store; a delivery
+	// released because Run was stopping does not. A lease that runs out
+	// with no heartbeat or settle may have been a claim whose reply was lost
+	// (no handler ran), so it is not counted, up to 3 such leases in a row:
+	// a task whose every delivery crashes its worker before the first
+	// heartbeat (Lease/3) dies after at most 3 more deliveries than its max
+	// attempts.
+	Attempt int
+	// Due is when this delivery became due, by the store's clock, to the
+	// millisecond: the task's time, or the retry time after a failure. The
+	// delivery never starts before it.
+	Due time.Time
+	// OriginalDue is the due time the task was given by Add, Replace or
+	// Reschedule. It differs from Due after a retry, a RetryAfter or a lost
+	// lease.
+	OriginalDue time.Time
+	// Type is the task's type, set with TaskType when it was added ("" if
+	// none). A Mux routes on it.
+	Type string
+}
+
+const (
+	// maxBatch caps the tasks one claim, settle or extend call moves, so a
+	// backlog drains in many short store calls (on Redis, scripts of ~1 ms of
+	// Redis CPU each) rather than one long one. It must also stay well under Lua's unpack limit
+	// (about 8000 values; a claim unpacks 4 per task).
+	maxBatch = 128
+	// reapBatch caps the expired leases one claim call reclaims.
+	reapBatch = 64
+	// errorSleep is the pause after a failed claim (the store down or
+	// failing over); the backlog is kept in the store meanwhile.
+	errorSleep = 250 * time.Millisecond
+	// finalTimeout bounds the store calls a stopping Run makes to settle its
+	// last tasks.
+	finalTimeout = 5 * time.Second
+	// maxErrorText caps the last error stored with a task.
+	maxErrorText = 1024
+)
+
+// Run delivers due tasks of the store to h until ctx ends or the store fails
+// in a way retrying will not heal, and returns once every handler it started
+// has returned and its result is settled with the store. No goroutine of Run
+// outlives it.
+//
+// Run returns:
+//   - nil after ctx ends;
+//   - at once, an error wrapping ErrUnrecoverable and the store's error, when
+//     a claim fails for a reason retrying will not heal (the store says which:
+//     on Redis, credentials or commands refused, scripting unavailable, or a
+//     server that does not speak the Redis protocol);
+//   - never for other errors (the store unreachable, timeouts, failover...):
+//     it sends them to Options.OnError (or slog.Default at
+//     warning level when OnError is nil) and retries, after 250ms for a claim
+//     and at the next heartbeat for a lease; a lost ack leaves the task to be
+//     delivered again after its lease.
+//
+// When ctx ends, or Run stops on an error, it claims nothing more (a task
+// claimed by a call already under way is released unseen) and lets running
+// handlers go on for Options.ShutdownGrace with their contexts intact and
+// their leases extended; a handler that finishes within it is settled as
+// usual. Then it cancels the handlers still running, with the cause of ctx
+// (or the error), and waits for them: a task whose handler returns an error
+// after that is released, due at once with its attempt not counted, so
+// another Run can take it over.
+//
+// Run claims at most as many tasks as it has free handlers (Concurrency),
+// polls again at once while claims come back full, and otherwise sleeps until
+// the earliest due time in the store, at most Options.PollInterval; an Add (in any form),
+// Replace, Reschedule or Requeue through this Queue of an earlier task wakes
+// it, as do a Resume through this Queue and a retry it schedules itself. Any number of Runs, in any number of
+// processes, may share a namespace. Run panics if h is nil.
+func (q *Queue) Run(ctx context.Context, h Handler) error {
+	if h == nil {
+		panic("durable: Run with nil Handler")
+	}
+	// Handlers run under work, not ctx: ctx ending must not cancel them
+	// before ShutdownGrace is over.
+	bgctx := context.WithoutCancel(ctx)
+	work, stopWork := context.WithCancelCause(bgctx)
+	r := &runner{
+		q:        q,
+		h:        h,
+		work:     work,
+		slots:    make(chan struct{}, q.opts.Concurrency),
+		freed:    make(chan struct{}, 1),
+		outcomes: make(chan outcome, q.opts.Concurrency),
+		leases:   map[*delivery]struct{}{},
+		bgctx:    bgctx,
+	}
+	stopBeat := make(chan struct{})
+	var bg sync.WaitGroup
+	bg.Add(2)
+	go func() { defer bg.Done(); r.heartbeat(stopBeat) }()
+	go func() { defer bg.Done(); r.settleLoop() }()
+
+	err := r.poll(ctx)
+	cause := context.Cause(ctx)
+	if err != nil {
+		cause = err
+	}
+	r.shutdown(cause, stopWork) // returns once every handler has
+
+	close(stopBeat)
+	close(r.outcomes)
+	bg.Wait()
+	return err
+}
+
+// runner is the state of one Run.
+type runner struct {
+	q     *Queue
+	h     Handler
+	bgctx context.Context // Run's context without its cancellation
+	// work is the parent of every handler's context: Run's context without
+	// its cancellation, cancelled by shutdown once the grace is over.
+	work context.Context
+
+	// slots holds one element per task claimed and not yet settled, so the
+	// tasks this Run holds in the store never outnumber its handlers.
+	slots    chan struct{}
+	freed    chan struct{} // buffered 1: a slot was released
+	handlers sync.WaitGroup
+	outcomes chan outcome // finished deliveries, to settleLoop
+	// overdue counts handlers still running whose deliveries were settled
+	// when they timed out. They keep their handler's place, so Concurrency
+	// bounds running handlers even when they ignore their contexts: poll's
+	// free handlers are cap(slots) - len(slots) - overdue.
+	overdue atomic.Int64
+
+	// mu guards leases, the deliveries whose handlers are running and whose
+	// leases heartbeat extends.
+	mu     sync.Mutex
+	leases map[*delivery]struct{}
+}
+
+// A delivery is one claimed task: its partition, the fencing token that
+// proves ownership, and the cancel func of its handler's context.
+type delivery struct {
+	shard  int // the store's partition
+	token  string
+	task   Task
+	policy Policy    // the task's own policy, read by claim
+	began  time.Time // when claim's reply came; set only for an Observer
+	cancel context.CancelCauseFunc
+	// settling is set by whichever of the handler's return and its timeout
+	// comes first: that one alone sends the delivery's outcome.
+	settling atomic.Bool
+}
+
+// poll claims and starts due tasks until ctx ends, or until a claim fails in
+// a way retrying will not heal, which it returns.
+func (r *runner) poll(ctx context.Context) error {
+	q := r.q
+	sl := q.addSleeper()
+	defer q.removeSleeper(sl)
+	n := q.parts
+	for ctx.Err() == nil {
+		// While sweeping, any Add must wake us: we may have passed its shard.
+		// Settles from here on leave a hint; earlier ones are in the store
+		// before our claims read it.
+		sl.until.Store(sweeping)
+		sl.hint.Store(math.MaxInt64)
+		select {
+		case <-sl.wake:
+		default:
+		}
+		var (
+			full, failed bool
+			wakeAt       = time.Now().Add(q.maxSleep)
+			redisNow     int64     // store time of the last claim reply, ms
+			redisAt      time.Time // local time that reply arrived
+		)
+		first := rand.N(n) // no shard is always served last
+		for i := range n {
+			shard := (first + i) % n
+			free := r.free()
+			if free <= 0 || ctx.Err() != nil {
+				full = true
+				break
+			}
+			limit := min(free, maxBatch)
+			c, err := q.observedClaim(ctx, shard, limit, q.opts.Lease)
+			if err != nil {
+				if ctx.Err() == nil {
+					// The store wrapped ErrUnrecoverable around the errors
+					// that retrying will not heal.
+					if errors.Is(err, ErrUnrecoverable) {
+						return err
+					}
+					r.report("claim", err)
+					failed = true
+				}
+				continue
+			}
+			redisNow, redisAt = c.now, c.at
+			for _, d := range c.tasks {
+				if ctx.Err() != nil {
+					// Claimed as Run was stopping: hand it straight back
+					// rather than start a handler that would only be cancelled.
+					r.slots <- struct{}{} // never blocks: poll claims only free slots
+					r.outcomes <- outcome{d: d, kind: OutcomeRelease}
+					continue
+				}
+				r.start(d)
+			}
+			if len(c.tasks) == limit {
+				full = true
+			}
+			if c.next >= 0 {
+				wakeAt = minTime(wakeAt, c.at.Add(time.Duration(c.next-c.now)*time.Millisecond))
+			}
+		}
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case r.free() <= 0:
+			// Backpressure: nothing more to claim until a handler finishes.
+			select {
+			case <-ctx.Done():
+			case <-r.freed:
+			}
+			continue
+		case full:
+			continue
+		case failed:
+			wakeAt = time.Now().Add(errorSleep)
+		}
+		if redisNow > 0 {
+			// until errs early (store time at the reply, plus the sleep from
+			// now), which costs at most a spurious wake-up. Store it before
+			// reading the hint: see sleeper.
+			until := redisNow + time.Until(wakeAt).Milliseconds()
+			sl.until.Store(until)
+			if h := sl.hint.Load(); h < until {
+				sl.until.Store(h)
+				wakeAt = minTime(wakeAt, redisAt.Add(time.Duration(h-redisNow)*time.Millisecond))
+			}
+		}
+		d := time.Until(wakeAt)
+		if d <= 0 {
+			continue
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+		case <-sl.wake:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	return nil
+}
+
+// free is the number of handlers poll may still start.
+func (r *runner) free() int {
+	return cap(r.slots) - len(r.slots) - int(r.overdue.Load())
+}
+
+// signalFreed tells a poll waiting for a free handler to look again.
+func (r *runner) signalFreed() {
+	select {
+	case r.freed <- struct{}{}:
+	default:
+	}
+}
+
+// start runs the handler for d in a goroutine that holds a slot.
+func (r *runner) start(d *delivery) {
+	r.slots <- struct{}{} // never blocks: poll claims only free slots
+	hctx, cancel := context.WithCancelCause(r.work)
+	d.cancel = cancel
+	r.mu.Lock()
+	r.leases[d] = struct{}{}
+	r.mu.Unlock()
+	hctx, timedOut := r.bound(hctx, d)
+	r.handlers.Add(1)
+	go func() {
+		defer r.handlers.Done()
+		err := r.call(hctx, d.task)
+		timedOut()
+		cancel(nil)
+		if !d.settling.CompareAndSwap(false, true) {
+			// The timeout settled it: this result comes too late to count.
+			r.overdue.Add(-1)
+			r.signalFreed()
+			return
+		}
+		r.unlease(d)
+		r.outcomes <- r.q.observeFinished(r.outcomeOf(d, err)) // never blocks: one slot, one place
+	}()
+}
+
+// unlease stops heartbeat extending d's lease.
+func (r *runner) unlease(d *delivery) {
+	r.mu.Lock()
+	delete(r.leases, d)
+	r.mu.Unlock()
+}
+
+// call runs the handler, turning a panic into an error.
+func (r *runner) call(ctx context.Context, t Task) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("durable: handler panic: %v", p)
+		}
+	}()
+	return r.h(ctx, t)
+}
+
+// outcomeOf decides what becomes of a delivery whose handler returned err.
+// The task's own policy (TaskMaxAttempts, TaskBackoff) replaces the Queue's
+// where it is set.
+func (r *runner) outcomeOf(d *delivery, err error) outcome {
+	o := outcome{d: d}
+	after, later := retryAfterOf(err)
+	switch {
+	case err == nil:
+		o.kind = OutcomeDone
+	case IsPermanent(err):
+		o.kind, o.err = OutcomeDead, err.Error()
+	case r.work.Err() != nil:
+		// Cancelled by shutdown: deliver again at once, attempt not counted.
+		o.kind = OutcomeRelease
+	case later:
+		o.kind, o.err = OutcomeLater, err.Error()
+		o.delay = durationMilliCeil(after)
+	case d.task.Attempt >= r.maxAttempts(d):
+		o.kind, o.err = OutcomeDead, err.Error()
+	default:
+		o.kind, o.err = OutcomeRetry, err.Error()
+		o.delay = durationMilliCeil(r.backoff(d))
+	}
+	if len(o.err) > maxErrorText {
+		o.err = o.err[:maxErrorText]
+	}
+	return o
+}
+
+func (r *runner) maxAttempts(d *delivery) int {
+	if d.policy.MaxAttempts > 0 {
+		return d.policy.MaxAttempts
+	}
+	return r.q.opts.MaxAttempts
+}
+
+// backoff is the delay before the delivery after d's failed attempt.
+func (r *runner) backoff(d *delivery) time.Duration {
+	if p := d.policy; p.BackoffBase > 0 {
+		return fullJitter(p.BackoffBase, p.BackoffLimit, d.task.Attempt)
+	}
+	return r.q.opts.Backoff(d.task.Attempt)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
