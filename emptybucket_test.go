@@ -279,3 +279,25 @@ func TestResetHeldTimersWakeNobody(t *testing.T) {
 	require.Zero(t, tw.Stats().Fired)
 	require.Zero(t, tw.Stats().Wakeups, "the poller woke to move timers that were re-armed later")
 }
+
+// TestAloneInItsBucketAllocatesOnlyTheTimer: a timer alone in its bucket,
+// and in that bucket's page, armed and stopped again and again, costs the
+// Timer and nothing more, now that Stop releases the bucket: the shard
+// reuses the released bucket and page.
+func TestAloneInItsBucketAllocatesOnlyTheTimer(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
+	tw, err := New(time.Millisecond, 64)
+	require.NoError(t, err)
+	defer tw.Stop()
+	oneShard(tw)
+	keep := tw.AfterFunc(time.Minute, noop) // keeps the coarse levels in use
+	defer keep.Stop()
+	allocs := testing.AllocsPerRun(1000, func() {
+		if !tw.AfterFunc(2*time.Hour, noop).Stop() {
+			panic("Stop of a pending timer returned false")
+		}
+	})
+	require.Equal(t, 1.0, allocs, "allocations per AfterFunc+Stop of a timer alone in its bucket")
+}

@@ -3,10 +3,12 @@ package timingwheel
 // pageBits sets the page: 64 bucket pointers (512 B). A level's storage is a
 // table of wheelSize/64 page pointers, made when the level gets its first
 // bucket, and pages made as buckets need them; each is released when it
-// empties. So a wheel holds memory for the buckets it uses, not for its
-// size: one AfterFunc(100 years) on New(time.Nanosecond, MaxWheelSize) costs
-// one table of 16384 pointers (128 KiB) on the level it needs, one page and
-// one bucket, all released when it fires or stops, where one full level of
+// empties (a shard keeps one page, and a level a table of at most keptTable
+// pages, for reuse while the shard holds any bucket). So a wheel holds memory
+// for the buckets it uses, not for its size: one AfterFunc(100 years) on
+// New(time.Nanosecond, MaxWheelSize) costs one table of 16384 pointers
+// (128 KiB) on the level it needs, one page and one bucket, all released when
+// it fires or stops (TestStoppedTimersHoldNoMemory), where one full level of
 // 2^20 buckets would be 40 MiB.
 const (
 	pageBits = 6
@@ -31,6 +33,14 @@ type page struct {
 // shard.
 const freeBuckets = 16
 
+// keptTable is the largest page table (in pages) a level keeps when it
+// empties, for the next timer that needs the level: a wheel of up to 4096
+// slots keeps its table of at most 512 B, so that a timer alone on its
+// level, armed and stopped in turn, does not allocate the table at every
+// arming (TestAloneInItsBucketAllocatesOnlyTheTimer); a bigger table (a
+// wheel of 2^20 slots has 16384 pages: 128 KiB) goes with the level.
+const keptTable = 64
+
 // freeIdle is how many released buckets a shard keeps once it holds no
 // bucket at all: enough that a lightly loaded shard, whose one bucket comes
 // and goes with each timer, allocates none, and little enough that a wheel
@@ -43,7 +53,11 @@ const freeIdle = 2
 // page and the bucket as needed. Callers hold s.mu.
 func (s *shard) bucketAt(l int, index int64) *bucket {
 	for len(s.levels) <= l {
-		s.levels = append(s.levels, level{})
+		if n := len(s.levels); n < cap(s.levels) {
+			s.levels = s.levels[:n+1] // as released, with its page table if it kept one (see release)
+		} else {
+			s.levels = append(s.levels, level{})
+		}
 	}
 	lv := &s.levels[l]
 	if lv.pages == nil {
@@ -51,7 +65,11 @@ func (s *shard) bucketAt(l int, index int64) *bucket {
 	}
 	p := lv.pages[index>>pageBits]
 	if p == nil {
-		p = new(page)
+		if p = s.freePage; p != nil {
+			s.freePage = nil
+		} else {
+			p = new(page)
+		}
 		lv.pages[index>>pageBits] = p
 	}
 	b := p.buckets[index&(pageSize-1)]
@@ -72,15 +90,21 @@ func (s *shard) bucketAt(l int, index int64) *bucket {
 
 // release takes b, empty and out of the delay queue, out of its level,
 // releasing the page and the level if they empty, and the levels above the
-// last one that holds a bucket. Callers hold s.mu.
+// last one that holds a bucket; b, the page and a small level's table are
+// kept for reuse while the shard holds any bucket, and all but freeIdle
+// buckets go when it holds none. Callers hold s.mu.
 func (s *shard) release(b *bucket) {
 	lv := &s.levels[b.level]
 	p := lv.pages[b.index>>pageBits]
 	p.buckets[b.index&(pageSize-1)] = nil
 	if p.live--; p.live == 0 {
+		// Kept for the next page a level needs: a timer alone in its page,
+		// armed and stopped in turn, would otherwise allocate a page
+		// (512 B) at every arming now that Stop releases its bucket.
 		lv.pages[b.index>>pageBits] = nil
+		s.freePage = p
 	}
-	if lv.live--; lv.live == 0 {
+	if lv.live--; lv.live == 0 && len(lv.pages) > keptTable {
 		lv.pages = nil
 	}
 	for n := len(s.levels); n > 0 && s.levels[n-1].live == 0; n-- {
@@ -89,8 +113,12 @@ func (s *shard) release(b *bucket) {
 	if len(s.free) < freeBuckets {
 		s.free = append(s.free, b)
 	}
-	if len(s.levels) == 0 && len(s.free) > freeIdle {
-		clear(s.free[freeIdle:])
-		s.free = s.free[:freeIdle]
+	if len(s.levels) == 0 {
+		clear(s.levels[:cap(s.levels)]) // the page tables kept
+		s.freePage = nil
+		if len(s.free) > freeIdle {
+			clear(s.free[freeIdle:])
+			s.free = s.free[:freeIdle]
+		}
 	}
 }

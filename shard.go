@@ -35,6 +35,9 @@ type shard struct {
 	currentTick int64
 	levels      []level // levels[L] exists once a timer needed it; trailing empty levels are released
 	free        []*bucket
+	// freePage is a released page kept for the next one a level needs
+	// (see release), or nil.
+	freePage *page
 	// spare is an empty array of more than releaseCap timers, kept from the
 	// last big bucket that emptied, for the next bucket that must grow past
 	// its array (see bucket.grow and releaseCap): a flush that re-arms the
@@ -288,7 +291,7 @@ func (s *shard) stop() {
 			}
 		}
 	}
-	s.levels, s.free, s.spare = nil, nil, nil
+	s.levels, s.free, s.spare, s.freePage = nil, nil, nil, nil
 }
 
 // lockAll locks every shard, in index order.
