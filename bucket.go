@@ -47,8 +47,8 @@ type bucket struct {
 	taken      int
 	expiration int64 // in ticks since the wheel started, or noExpiration
 	shard      *shard
-	level      int   // where the bucket is in its shard's levels
-	index      int64 // its slot's index in the level
+	level      int32 // where the bucket is in its shard's levels
+	index      int32 // its slot's index in the level (below MaxWheelSize)
 	// queueSlot is the delay queue's word (see delayqueue.NewIndexed): the
 	// queue writes and reads it under its own lock, nobody else touches it.
 	queueSlot int

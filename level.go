@@ -80,7 +80,7 @@ func (s *shard) bucketAt(l int, index int64) *bucket {
 		} else {
 			b = &bucket{shard: s}
 		}
-		b.level, b.index, b.expiration = l, index, noExpiration
+		b.level, b.index, b.expiration = int32(l), int32(index), noExpiration
 		p.buckets[index&(pageSize-1)] = b
 		p.live++
 		lv.live++
