@@ -101,7 +101,7 @@ func TestBadTaskOptionsStoreNothing(t *testing.T) {
 		{"zero timeout", TaskTimeout(0)},
 		{"negative timeout", TaskTimeout(-time.Second)},
 		{"zero attempts", TaskMaxAttempts(0)},
-		{"attempts past 2^53", TaskMaxAttempts(1<<53 + 1)},
+		{"attempts past 2^53", TaskMaxAttempts(int(two53) + 1)},
 		{"zero backoff base", TaskBackoff(0, time.Second)},
 		{"timeout past ms range", TaskTimeout(maxPolicyDuration + 1)},
 		{"backoff past ms range", TaskBackoff(time.Second, maxPolicyDuration+1)},
@@ -121,11 +121,11 @@ func TestBadTaskOptionsStoreNothing(t *testing.T) {
 	}
 	// The edges that are allowed.
 	_, err := q.Add(ctx, "edges", nil, at, TaskType(strings.Repeat("~", MaxTypeLen)), TaskType(""),
-		TaskTimeout(time.Nanosecond), TaskMaxAttempts(1<<53), TaskBackoff(time.Nanosecond, time.Nanosecond),
+		TaskTimeout(time.Nanosecond), TaskMaxAttempts(int(two53)), TaskBackoff(time.Nanosecond, time.Nanosecond),
 		TaskTimeout(maxPolicyDuration))
 	require.NoError(t, err)
 	r := record(t, q, "edges")
-	assert.Equal(t, durable.Policy{Timeout: maxPolicyDuration, MaxAttempts: 1 << 53,
+	assert.Equal(t, durable.Policy{Timeout: maxPolicyDuration, MaxAttempts: int(two53),
 		BackoffBase: time.Millisecond, BackoffLimit: time.Millisecond}, r.policy, "rounded up to whole ms, never down to 0")
 }
 
@@ -163,3 +163,8 @@ func TestAddBeforeYearMinus292MillionIsDueAtOnce(t *testing.T) {
 	run(t, q, rec.handle)
 	eventually(t, patience, "both tasks delivered", func() bool { return rec.count() == 2 })
 }
+
+// two53 is 2^53, the most attempts a policy may ask for (Lua numbers are
+// doubles); a variable, converted at run time, so that the tests also build
+// where int is 32 bits (GOARCH=386 go vet), where they mean nothing.
+var two53 = int64(1) << 53
