@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -79,8 +80,13 @@ func runRound(ctx context.Context, self string, c config, conns int) ([]results.
 	addrs := make([]string, len(c.libs))
 	for i, lib := range c.libs {
 		var err error
-		if servers[i], err = run("-role", "server", "-lib", lib, "-tick", c.tick.String(), "-idle", c.idle.String(),
-			"-deadline", c.deadline.String(), "-slow-deadline", c.slowDeadline.String()); err != nil {
+		args := []string{"-role", "server", "-lib", lib, "-tick", c.tick.String(), "-idle", c.idle.String(),
+			"-deadline", c.deadline.String(), "-slow-deadline", c.slowDeadline.String()}
+		if c.cpuProfile != "" {
+			args = append(args, "-cpuprofile", filepath.Join(c.cpuProfile,
+				fmt.Sprintf("%s-%v-%d-%d.prof", lib, c.deadline, conns, time.Now().UnixNano())))
+		}
+		if servers[i], err = run(args...); err != nil {
 			return nil, err
 		}
 		if addrs[i], err = servers[i].line(); err != nil {

@@ -75,6 +75,10 @@ type config struct {
 	idle         time.Duration
 	deadline     time.Duration
 	slowDeadline time.Duration
+	// cpuProfile: the driver's directory for the servers' CPU profiles of
+	// the measured window, one file per library, deadline, connections and
+	// round; the server's file.
+	cpuProfile string
 
 	// The client's (conns too: the driver's are a list, a client's one value).
 	addr     string
@@ -129,6 +133,7 @@ func main() {
 	// thirty idle closes at 3000 connections, too few to change the load.
 	flag.Float64Var(&c.slowFrac, "slow-frac", 0.01, "fraction of requests that outlive their deadline (client)")
 	flag.Float64Var(&c.idleFrac, "idle-frac", 0.01, "fraction of connections that go idle once (client)")
+	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "run: a directory for each server's CPU profile of the measured window; server: the file")
 	flag.Parse()
 
 	var err error

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"sync/atomic"
 	"time"
 
@@ -67,8 +68,19 @@ func serve(c config) error {
 		return fmt.Errorf("stdin: want the line \"start\", got %q (%v)", in.Text(), in.Err())
 	}
 	begin := s.snapshot()
+	if c.cpuProfile != "" {
+		f, err := os.Create(c.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
 	for in.Scan() { // nothing more is sent: wait for the end
 	}
+	pprof.StopCPUProfile() // a no-op without -cpuprofile
 	// Measured before the exit closes the connections: the same moment
 	// for every variant, after its client has gone.
 	return measure.Emit(os.Stdout, s.result(begin, s.snapshot()))
