@@ -1,0 +1,5 @@
+package sqlitewheel
+
+const childEnv = "SQLITEWHEEL_CHILD"
+
+func runChild() int { return 2 }
