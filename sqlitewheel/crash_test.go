@@ -240,7 +240,10 @@ func TestKilledWorkerTasksAreRedeliveredAfterTheLease(t *testing.T) {
 		}
 		leaseEnd[it.Key] = info.Due
 	}
-	q, err = durable.New(st, durable.Options{OnError: func(err error) { t.Log("OnError:", err) }})
+	// A claim every 10 ms, not only at the lease's end the claims report:
+	// a reap before the lease's end would show.
+	q, err = durable.New(st, durable.Options{PollInterval: 10 * time.Millisecond,
+		OnError: func(err error) { t.Log("OnError:", err) }})
 	if err != nil {
 		t.Fatal(err)
 	}
