@@ -1,5 +1,6 @@
 module github.com/go-timingwheel/timingwheel/sqlitewheel
 
+// modernc.org/sqlite v1.62.0 (and its golang.org/x/sys) need go 1.26; the core module stays at go 1.24.
 go 1.26.0
 
 require (
