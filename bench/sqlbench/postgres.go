@@ -1,0 +1,93 @@
+package sqlbench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+)
+
+// newPool opens a pool of cfg.PoolSize connections on cfg.PostgresDSN: each PostgreSQL system
+// gets one of its own, of the same size.
+func newPool(ctx context.Context, cfg Config) (*pgxpool.Pool, error) {
+	pc, err := pgxpool.ParseConfig(cfg.PostgresDSN)
+	if err != nil {
+		return nil, err
+	}
+	pc.MaxConns = int32(cfg.PoolSize)
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, err
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return pool, nil
+}
+
+// riverPostgresSystem is River on pool, its tables in cfg.RiverSchema (migrated by setUp), each
+// workload on a queue of its own whose jobs are deleted afterwards.
+func riverPostgresSystem(cfg Config, pool *pgxpool.Pool, name, run string, cooldown time.Duration, only ...Workload) system {
+	schema := pgx.Identifier{cfg.RiverSchema}.Sanitize()
+	return system{name: name, only: only, open: func(ctx context.Context, id string) (instance, error) {
+		queue := fmt.Sprintf("sqlbench-%s-%s-%s", run, name, id)
+		count := func(ctx context.Context) (n int, err error) {
+			err = pool.QueryRow(ctx, `SELECT count(*) FROM `+schema+`.river_job WHERE queue = $1 AND state <> 'completed'`, queue).Scan(&n)
+			return n, err
+		}
+		drop := func(ctx context.Context) error {
+			_, err := pool.Exec(ctx, `DELETE FROM `+schema+`.river_job WHERE queue = $1`, queue)
+			if err == nil {
+				_, err = pool.Exec(ctx, `DELETE FROM `+schema+`.river_queue WHERE name = $1`, queue)
+			}
+			return err
+		}
+		return newRiverInstance(cfg, riverpgxv5.New(pool), riverOptions{schema: cfg.RiverSchema, queue: queue, cooldown: cooldown}, count, drop)
+	}}
+}
+
+// postgresSystems opens a pool per PostgreSQL system and migrates River's schema. close closes
+// the pools.
+func postgresSystems(ctx context.Context, cfg Config, run string) (systems []system, closeAll func(), err error) {
+	var pools []*pgxpool.Pool
+	closeAll = func() {
+		for _, p := range pools {
+			p.Close()
+		}
+	}
+	pool := func() (*pgxpool.Pool, error) {
+		p, err := newPool(ctx, cfg)
+		if err == nil {
+			pools = append(pools, p)
+		}
+		return p, err
+	}
+	defer func() {
+		if err != nil {
+			closeAll()
+		}
+	}()
+
+	rp, err := pool()
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := rp.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{cfg.RiverSchema}.Sanitize()); err != nil {
+		return nil, nil, err
+	}
+	if err := migrateRiver(ctx, cfg, riverpgxv5.New(rp), cfg.RiverSchema); err != nil {
+		return nil, nil, fmt.Errorf("river migrations: %w", err)
+	}
+	systems = append(systems, riverPostgresSystem(cfg, rp, "river", run, 0))
+	rfp, err := pool()
+	if err != nil {
+		return nil, nil, err
+	}
+	systems = append(systems, riverPostgresSystem(cfg, rfp, "river-cooldown1ms", run, river.FetchCooldownMin, Fires))
+	return systems, closeAll, nil
+}
