@@ -41,7 +41,7 @@ func newFixture(t *testing.T, c redis.UniversalClient, opts rediswheel.Options) 
 	}
 	q, err := rediswheel.New(c, opts)
 	require.NoError(t, err)
-	f := &fixture{t: t, q: q, store: schedules.New(c, q, ns, slog.Default())}
+	f := &fixture{t: t, q: q, store: schedules.New(schedules.RedisDefinitions(c, ns), q, slog.Default())}
 	h, err := New(Config{
 		Queue: q, Schedules: f.store, MaxBody: 4096,
 		CheckCallback: func(ctx context.Context, u *url.URL) error {
@@ -151,5 +151,5 @@ func (f *fixture) nothingStored() {
 }
 
 func schedulesFor(c redis.UniversalClient, q *rediswheel.Queue) *schedules.Store {
-	return schedules.New(c, q, "unreachable", slog.Default())
+	return schedules.New(schedules.RedisDefinitions(c, "unreachable"), q, slog.Default())
 }

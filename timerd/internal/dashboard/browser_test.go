@@ -43,7 +43,7 @@ func TestBrowser(t *testing.T) {
 	fixture(t, q, []string{"browser/dead-1", "browser/dead-2", hostileKey}, []string{"browser/done"}, 3, 5)
 	// The dashboard beside the /v1/ API on one server, as timerd serves them,
 	// so that the page can be held against what the API reports.
-	v1, err := api.New(api.Config{Queue: q, Schedules: schedules.New(c, q, "tdtest-browser", nil),
+	v1, err := api.New(api.Config{Queue: q, Schedules: schedules.New(schedules.RedisDefinitions(c, "tdtest-browser"), q, nil),
 		CheckCallback: func(context.Context, *url.URL) error { return nil }})
 	if err != nil {
 		t.Fatal(err)

@@ -73,7 +73,7 @@ func New(cfg config.Config, log *slog.Logger) (*Server, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(metrics, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s := &Server{cfg: cfg, log: log, client: client, queue: q, guard: guard,
-		schedules: schedules.New(client, q, cfg.Namespace, log)}
+		schedules: schedules.New(schedules.RedisDefinitions(client, cfg.Namespace), q, log)}
 	s.readiness = &readiness{check: s.checkRedis, now: time.Now}
 	if s.handler, err = s.routes(reg); err != nil {
 		client.Close()
