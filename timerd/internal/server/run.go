@@ -96,8 +96,8 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	if err := <-schedulesErr; err != nil {
 		errs = append(errs, fmt.Errorf("server: schedules: %w", err))
 	}
-	if err := s.client.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("server: close Redis: %w", err))
+	if err := s.backend.close(); err != nil {
+		errs = append(errs, fmt.Errorf("server: close the %s store: %w", s.backend.kind, err))
 	}
 	err := errors.Join(errs...)
 	if err != nil {

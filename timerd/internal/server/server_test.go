@@ -220,7 +220,7 @@ func TestReadyzChecksOncePerInterval(t *testing.T) {
 	s := newServer(t, testConfig(t, "redis://"+redisAddr(t)+"/0"))
 	defer s.Close()
 	cmds := &commandCounter{n: map[string]int{}}
-	s.client.AddHook(cmds)
+	s.backend.redis.AddHook(cmds)
 	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
 	s.readiness.now = func() time.Time { return now }
 	h := s.Handler()
@@ -343,9 +343,9 @@ func cleanNamespace(t *testing.T, cfg config.Config) {
 	require.NoError(t, err)
 	defer s.Close()
 	ctx := context.Background()
-	iter := s.client.Scan(ctx, 0, "*"+cfg.Namespace+"*", 1000).Iterator()
+	iter := s.backend.redis.Scan(ctx, 0, "*"+cfg.Namespace+"*", 1000).Iterator()
 	for iter.Next(ctx) {
-		s.client.Del(ctx, iter.Val())
+		s.backend.redis.Del(ctx, iter.Val())
 	}
 }
 

@@ -1,0 +1,66 @@
+package server
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/go-timingwheel/timingwheel/durable"
+	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/config"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/schedules"
+)
+
+// backend is the store a Server keeps its tasks and schedule definitions
+// in, with what Server needs of its connection: a readiness probe and a
+// close.
+type backend struct {
+	kind  string // "redis", "postgres" or "sqlite": for the log
+	store durable.Store
+	redis redis.UniversalClient // the Redis store's client (tests hook it); nil on another store
+	defs  schedules.Definitions
+	// ping checks the connection (readiness, with the Queue's Stats).
+	ping  func(ctx context.Context) error
+	close func() error
+}
+
+// openBackend opens the store cfg names. Its errors are configuration
+// mistakes (a URL its driver cannot parse) or, for a store that must be
+// opened at once (a SQLite file), why it could not be.
+func openBackend(cfg config.Config) (*backend, error) {
+	return openRedis(cfg)
+}
+
+// openRedis connects to Redis lazily: go-redis dials at the first command,
+// so a Server starts with Redis down and /readyz says so.
+func openRedis(cfg config.Config) (*backend, error) {
+	client, err := connect(cfg)
+	if err != nil {
+		return nil, err
+	}
+	st, err := rediswheel.NewStore(client, cfg.Namespace, cfg.Shards)
+	if err != nil {
+		client.Close()
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	return &backend{kind: "redis", store: st, redis: client, defs: schedules.RedisDefinitions(client, cfg.Namespace),
+		ping: func(ctx context.Context) error { return client.Ping(ctx).Err() }, close: client.Close}, nil
+}
+
+// connect makes the Redis client the URL describes; credentials, database
+// and TLS (rediss://) all come through it.
+func connect(cfg config.Config) (redis.UniversalClient, error) {
+	if cfg.RedisCluster {
+		opts, err := redis.ParseClusterURL(cfg.RedisURL)
+		if err != nil {
+			return nil, fmt.Errorf("server: -redis-url: %w", err)
+		}
+		return redis.NewClusterClient(opts), nil
+	}
+	opts, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return nil, fmt.Errorf("server: -redis-url: %w", err)
+	}
+	return redis.NewClient(opts), nil
+}
