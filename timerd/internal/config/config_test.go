@@ -42,7 +42,8 @@ func TestDefaults(t *testing.T) {
 	c, err := Parse(nil, env(nil))
 	require.NoError(t, err)
 	require.Equal(t, Config{
-		Listen: "127.0.0.1:8080", RedisURL: "redis://127.0.0.1:6379/0", Namespace: "timerd",
+		Listen: "127.0.0.1:8080", Store: StoreSQLite, StorePath: "timerd-data/timerd.db", DataDir: "timerd-data",
+		Namespace: "timerd",
 		Shards: 16, Concurrency: 64, Workers: true, MaxBody: 1 << 20, Rate: 1000,
 		Retention: 24 * time.Hour, History: 10, ShutdownGrace: 30 * time.Second,
 		Lease: 30 * time.Second, LogLevel: slog.LevelInfo,
@@ -53,17 +54,18 @@ func TestDefaults(t *testing.T) {
 // wins over the variable, the variable over the default.
 func TestEverySetting(t *testing.T) {
 	want := Config{
-		Listen: "127.0.0.1:9000", RedisURL: "redis://:pw@10.0.0.1:6380/2", Namespace: "orders",
+		Listen: "127.0.0.1:9000", Store: StoreRedis, RedisURL: "redis://:pw@10.0.0.1:6380/2", Namespace: "orders",
+		DataDir: "/var/lib/timerd",
 		Shards: 32, Concurrency: 8, Workers: false, AllowCallback: []string{"10.0.0.0/8", "hooks.internal:8443"},
 		MaxBody: 512 << 10, Rate: 2.5, Retention: time.Hour, History: 3, ShutdownGrace: 5 * time.Second,
 		Lease: 2 * time.Second, LogLevel: slog.LevelDebug, RedisCluster: true,
 	}
 	flags := []string{"-listen", "127.0.0.1:9000", "-redis-url", "redis://:pw@10.0.0.1:6380/2", "-redis-cluster",
-		"-namespace", "orders", "-shards", "32", "-concurrency", "8", "-workers=false",
+		"-data-dir", "/var/lib/timerd", "-namespace", "orders", "-shards", "32", "-concurrency", "8", "-workers=false",
 		"-allow-callback", "10.0.0.0/8, hooks.internal:8443", "-max-body", "512KiB", "-rate", "2.5",
 		"-retention", "1h", "-history", "3", "-shutdown-grace", "5s", "-lease", "2s", "-log-level", "debug"}
 	vars := map[string]string{"TIMERD_LISTEN": "127.0.0.1:9000", "TIMERD_REDIS_URL": "redis://:pw@10.0.0.1:6380/2",
-		"TIMERD_REDIS_CLUSTER": "true", "TIMERD_NAMESPACE": "orders", "TIMERD_SHARDS": "32",
+		"TIMERD_REDIS_CLUSTER": "true", "TIMERD_DATA_DIR": "/var/lib/timerd", "TIMERD_NAMESPACE": "orders", "TIMERD_SHARDS": "32",
 		"TIMERD_CONCURRENCY": "8", "TIMERD_WORKERS": "false", "TIMERD_ALLOW_CALLBACK": "10.0.0.0/8,hooks.internal:8443",
 		"TIMERD_MAX_BODY": "524288", "TIMERD_RATE": "2.5", "TIMERD_RETENTION": "1h", "TIMERD_HISTORY": "3",
 		"TIMERD_SHUTDOWN_GRACE": "5s", "TIMERD_LEASE": "2s", "TIMERD_LOG_LEVEL": "DEBUG"}
@@ -166,6 +168,11 @@ func TestBadValues(t *testing.T) {
 		{[]string{"-redis-url", "http://x"}, "-redis-url"},
 		{[]string{"-redis-url", "redis://x:6379/notadb"}, "-redis-url"},
 		{[]string{"-redis-cluster=maybe"}, "-redis-cluster"},
+		{[]string{"-store", "mysql://h/db"}, "-store"},
+		{[]string{"-store", "sqlite:"}, "-store"},
+		{[]string{"-store", "redis://x:6379/notadb"}, "-redis-url"},
+		{[]string{"-store", "postgres://h/db", "-redis-url", "redis://h:6379/0"}, "-store"},
+		{[]string{"-data-dir", ""}, "-data-dir"},
 		{[]string{"-namespace", ""}, "-namespace"},
 		{[]string{"-namespace", "a{b}"}, "-namespace"},
 		{[]string{"-namespace", strings.Repeat("n", 129)}, "-namespace"},
@@ -214,6 +221,40 @@ func TestBadEnvNamesBoth(t *testing.T) {
 func TestRedisURLErrorHidesPassword(t *testing.T) {
 	_, err := Parse([]string{"-redis-url", "redis://u:hunter2@h:6379/x"}, env(nil))
 	require.ErrorContains(t, err, "-redis-url")
+	require.NotContains(t, err.Error(), "hunter2")
+}
+
+// -store names the store by its URL's scheme; without it timerd keeps its
+// tasks in a SQLite file in -data-dir, unless -redis-url (from before
+// -store) is given.
+func TestStore(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want Config
+	}{
+		{nil, Config{Store: StoreSQLite, StorePath: "timerd-data/timerd.db"}},
+		{[]string{"-data-dir", "/d"}, Config{Store: StoreSQLite, StorePath: "/d/timerd.db"}},
+		{[]string{"-store", "sqlite"}, Config{Store: StoreSQLite, StorePath: "timerd-data/timerd.db"}},
+		{[]string{"-store", "sqlite:/tmp/x.db"}, Config{Store: StoreSQLite, StorePath: "/tmp/x.db"}},
+		{[]string{"-store", "redis://h:1/0"}, Config{Store: StoreRedis, RedisURL: "redis://h:1/0"}},
+		{[]string{"-store", "rediss://h:1/0"}, Config{Store: StoreRedis, RedisURL: "rediss://h:1/0"}},
+		{[]string{"-redis-url", "redis://h:1/0"}, Config{Store: StoreRedis, RedisURL: "redis://h:1/0"}},
+		{[]string{"-store", "postgres://u@h/db"}, Config{Store: StorePostgres, StoreURL: "postgres://u@h/db"}},
+		{[]string{"-store", "postgresql://u@h/db"}, Config{Store: StorePostgres, StoreURL: "postgresql://u@h/db"}},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			c, err := Parse(tc.args, env(nil))
+			require.NoError(t, err)
+			got := Config{Store: c.Store, StorePath: c.StorePath, StoreURL: c.StoreURL, RedisURL: c.RedisURL}
+			require.Equal(t, tc.want, got)
+		})
+	}
+}
+
+// A password in a store URL is not repeated in an error.
+func TestStoreErrorHidesPassword(t *testing.T) {
+	_, err := Parse([]string{"-store", "mysql://u:hunter2@h/db"}, env(nil))
+	require.ErrorContains(t, err, "-store")
 	require.NotContains(t, err.Error(), "hunter2")
 }
 

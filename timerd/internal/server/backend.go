@@ -29,7 +29,11 @@ type backend struct {
 // mistakes (a URL its driver cannot parse) or, for a store that must be
 // opened at once (a SQLite file), why it could not be.
 func openBackend(cfg config.Config) (*backend, error) {
-	return openRedis(cfg)
+	switch cfg.Store {
+	case config.StoreRedis:
+		return openRedis(cfg)
+	}
+	return nil, fmt.Errorf("server: store %q is not available", cfg.Store)
 }
 
 // openRedis connects to Redis lazily: go-redis dials at the first command,
