@@ -32,7 +32,7 @@ func testConfig(t *testing.T, redisURL string) config.Config {
 	var b [4]byte
 	rand.Read(b[:])
 	return config.Config{
-		Listen: "127.0.0.1:0", Token: "tok", RedisURL: redisURL, Namespace: "timerd-test." + hex.EncodeToString(b[:]),
+		Listen: "127.0.0.1:0", Token: "tok", Store: config.StoreRedis, RedisURL: redisURL, Namespace: "timerd-test." + hex.EncodeToString(b[:]),
 		Shards: 4, Concurrency: 4, Workers: true, MaxBody: 1 << 20, Rate: 0, History: 10,
 		ShutdownGrace: 2 * time.Second, Lease: time.Second, AllowCallback: []string{"127.0.0.1/32"},
 	}
