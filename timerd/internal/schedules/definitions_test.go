@@ -2,11 +2,14 @@ package schedules
 
 import (
 	"context"
+	"database/sql"
+	"path/filepath"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	_ "modernc.org/sqlite"
 
 	"github.com/go-timingwheel/timingwheel/timerd/internal/pgtest"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/redistest"
@@ -66,4 +69,16 @@ func TestPostgresDefinitions(t *testing.T) {
 	require.NoError(t, MigratePostgres(context.Background(), pool), "migrate twice")
 	require.NoError(t, CheckPostgres(context.Background(), pool))
 	testDefinitions(t, PostgresDefinitions(pool, "ns1"), PostgresDefinitions(pool, "ns2"))
+}
+
+func TestSQLiteDefinitions(t *testing.T) {
+	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "t.db"))
+	require.NoError(t, err)
+	defer db.Close()
+	ctx := context.Background()
+	defs, err := SQLiteDefinitions(ctx, db, "ns1")
+	require.NoError(t, err)
+	other, err := SQLiteDefinitions(ctx, db, "ns2")
+	require.NoError(t, err, "a second open finds the table")
+	testDefinitions(t, defs, other)
 }
