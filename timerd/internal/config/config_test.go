@@ -44,7 +44,7 @@ func TestDefaults(t *testing.T) {
 	require.Equal(t, Config{
 		Listen: "127.0.0.1:8080", Store: StoreSQLite, StorePath: "timerd-data/timerd.db", DataDir: "timerd-data",
 		Namespace: "timerd",
-		Shards: 16, Concurrency: 64, Workers: true, MaxBody: 1 << 20, Rate: 1000,
+		Shards:    16, Concurrency: 64, Workers: true, MaxBody: 1 << 20, Rate: 1000,
 		Retention: 24 * time.Hour, History: 10, ShutdownGrace: 30 * time.Second,
 		Lease: 30 * time.Second, LogLevel: slog.LevelInfo,
 	}, c)
@@ -56,7 +56,7 @@ func TestEverySetting(t *testing.T) {
 	want := Config{
 		Listen: "127.0.0.1:9000", Store: StoreRedis, RedisURL: "redis://:pw@10.0.0.1:6380/2", Namespace: "orders",
 		DataDir: "/var/lib/timerd",
-		Shards: 32, Concurrency: 8, Workers: false, AllowCallback: []string{"10.0.0.0/8", "hooks.internal:8443"},
+		Shards:  32, Concurrency: 8, Workers: false, AllowCallback: []string{"10.0.0.0/8", "hooks.internal:8443"},
 		MaxBody: 512 << 10, Rate: 2.5, Retention: time.Hour, History: 3, ShutdownGrace: 5 * time.Second,
 		Lease: 2 * time.Second, LogLevel: slog.LevelDebug, RedisCluster: true,
 	}
