@@ -5,6 +5,7 @@ go 1.26.0
 replace (
 	github.com/go-timingwheel/timingwheel/rediswheel => ../rediswheel
 	github.com/go-timingwheel/timingwheel/rediswheel/rwmetrics => ../rediswheel/rwmetrics
+	github.com/go-timingwheel/timingwheel/sqlitewheel => ../sqlitewheel
 )
 
 require (
@@ -13,6 +14,7 @@ require (
 	github.com/go-timingwheel/timingwheel/durable v0.0.0-00010101000000-000000000000
 	github.com/go-timingwheel/timingwheel/rediswheel v0.0.0-00010101000000-000000000000
 	github.com/go-timingwheel/timingwheel/rediswheel/rwmetrics v0.0.0-00010101000000-000000000000
+	github.com/go-timingwheel/timingwheel/sqlitewheel v0.0.0-00010101000000-000000000000
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/prometheus/client_golang v1.23.2
 	github.com/redis/go-redis/v9 v9.22.0

@@ -2,15 +2,24 @@ package server
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/go-timingwheel/timingwheel/durable"
 	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/sqlitewheel"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/config"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/schedules"
 )
+
+// openTimeout bounds opening a store that opens at once (a SQLite file).
+const openTimeout = 30 * time.Second
 
 // backend is the store a Server keeps its tasks and schedule definitions
 // in, with what Server needs of its connection: a readiness probe and a
@@ -32,6 +41,8 @@ func openBackend(cfg config.Config) (*backend, error) {
 	switch cfg.Store {
 	case config.StoreRedis:
 		return openRedis(cfg)
+	case config.StoreSQLite:
+		return openSQLite(cfg)
 	}
 	return nil, fmt.Errorf("server: store %q is not available", cfg.Store)
 }
@@ -67,4 +78,30 @@ func connect(cfg config.Config) (redis.UniversalClient, error) {
 		return nil, fmt.Errorf("server: -redis-url: %w", err)
 	}
 	return redis.NewClient(opts), nil
+}
+
+// openSQLite opens the SQLite file (creating its directory and, for a new
+// file, its schema: see sqlitewheel.Open) and keeps the schedule
+// definitions in the same file.
+func openSQLite(cfg config.Config) (*backend, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
+	defer cancel()
+	if err := os.MkdirAll(filepath.Dir(cfg.StorePath), 0o700); err != nil {
+		return nil, fmt.Errorf("server: SQLite store: %w", err)
+	}
+	st, err := sqlitewheel.Open(ctx, cfg.StorePath, sqlitewheel.Options{Namespace: cfg.Namespace})
+	if err != nil {
+		return nil, fmt.Errorf("server: SQLite store %s: %w", cfg.StorePath, err)
+	}
+	db, err := sql.Open("sqlite", cfg.StorePath+"?_pragma=busy_timeout(5000)")
+	if err == nil {
+		var defs schedules.Definitions
+		if defs, err = schedules.SQLiteDefinitions(ctx, db, cfg.Namespace); err == nil {
+			return &backend{kind: "sqlite", store: st, defs: defs, ping: db.PingContext,
+				close: func() error { return errors.Join(db.Close(), st.Close()) }}, nil
+		}
+		db.Close()
+	}
+	st.Close()
+	return nil, fmt.Errorf("server: SQLite store %s: %w", cfg.StorePath, err)
 }

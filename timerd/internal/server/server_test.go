@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -280,19 +281,21 @@ func (rc *receiver) got() []string {
 }
 
 // Run serves, delivers callbacks through the guarded client, and returns
-// nil once its context ends. A callback the guard refuses at dial time goes
-// to the dead set at once.
+// nil once its context ends, on every store. A callback the guard refuses
+// at dial time goes to the dead set at once.
 func TestRunDelivers(t *testing.T) {
+	eachStore(t, testRunDelivers)
+}
+
+func testRunDelivers(t *testing.T, cfg config.Config) {
 	stubParts(t)
 	rc := &receiver{}
 	hook := httptest.NewServer(rc)
 	defer hook.Close()
 
-	cfg := testConfig(t, "redis://"+redisAddr(t)+"/0")
 	cfg.AllowCallback = []string{hook.Listener.Addr().String()} // host:port: this server only
 	s := newServer(t, cfg)
 	q := s.queue
-	t.Cleanup(func() { cleanNamespace(t, cfg) })
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -335,6 +338,21 @@ func TestRunDelivers(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	require.Equal(t, []string{"allowed"}, rc.got())
+}
+
+// eachStore runs test on a fresh configuration for each store: Redis (a
+// fresh namespace, deleted afterwards) and SQLite (a file of its own).
+func eachStore(t *testing.T, test func(t *testing.T, cfg config.Config)) {
+	t.Run("redis", func(t *testing.T) {
+		cfg := testConfig(t, "redis://"+redisAddr(t)+"/0")
+		t.Cleanup(func() { cleanNamespace(t, cfg) })
+		test(t, cfg)
+	})
+	t.Run("sqlite", func(t *testing.T) {
+		cfg := testConfig(t, "")
+		cfg.Store, cfg.RedisURL, cfg.StorePath = config.StoreSQLite, "", filepath.Join(t.TempDir(), "data", "timerd.db")
+		test(t, cfg)
+	})
 }
 
 // cleanNamespace deletes the keys of cfg's namespace.
