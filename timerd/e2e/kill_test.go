@@ -21,7 +21,7 @@ func TestKillOneOfTwo(t *testing.T) { killOneOfTwo(t, standalone(t)) }
 // over the masters.
 func TestKillOneOfTwoCluster(t *testing.T) { killOneOfTwo(t, cluster(t)) }
 
-func killOneOfTwo(t *testing.T, target redisTarget) {
+func killOneOfTwo(t *testing.T, target target) {
 	const (
 		n      = 300
 		spread = 3 * time.Second // the due times
