@@ -106,7 +106,7 @@
 // # Differences from rediswheel
 //
 // Keys, namespaces and task types are PostgreSQL text: a NUL byte or
-// invalid UTF-8 is refused with ErrKey (ErrNamespace, ErrArgument); error
+// invalid UTF-8 is refused with durable.ErrKey (ErrNamespace, ErrArgument); error
 // texts and worker ids are cleaned instead. There are no shards: one
 // namespace is one range of the index, and claimers never block each other.
 package pgwheel

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-timingwheel/timingwheel/durable"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -37,7 +39,7 @@ func TestCommittedAddsSurviveACrash(t *testing.T) {
 		for j := range batch {
 			batch[j] = NewTask{Key: fmt.Sprintf("k%03d", i+j), Payload: []byte("p")}
 		}
-		_, err := s.Add(ctx, batch...)
+		_, err := s.add(ctx, batch...)
 		require.NoError(t, err)
 	}
 	tx, err := sharedPool.Begin(ctx)
@@ -58,7 +60,7 @@ func TestCommittedAddsSurviveACrash(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("claimed %d of %d tasks within %v after the restart; last error: %v", len(seen), n, patience, lastErr)
 		}
-		c, err := s.Claim(ctx, hourLease)
+		c, err := s.claim(ctx, hourLease)
 		if err != nil {
 			lastErr = err
 			time.Sleep(10 * time.Millisecond)
@@ -70,6 +72,6 @@ func TestCommittedAddsSurviveACrash(t *testing.T) {
 			seen[ct.Key] = true
 		}
 	}
-	_, err = s.Get(ctx, "uncommitted")
-	require.ErrorIs(t, err, ErrNotFound)
+	_, err = s.get(ctx, "uncommitted")
+	require.ErrorIs(t, err, durable.ErrNotFound)
 }
