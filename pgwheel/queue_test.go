@@ -56,7 +56,7 @@ func otherProcess(t *testing.T, ns string) *Store {
 // testPool is a pool on the run's schema, closed when t ends.
 func testPool(t *testing.T, size int32) *pgxpool.Pool {
 	t.Helper()
-	pool, err := poolIn(testCtx(t), testSchema, size)
+	pool, err := poolIn(testCtx(t), testSchema, size, "")
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 	return pool
