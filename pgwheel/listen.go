@@ -82,9 +82,10 @@ func (l *Listener) Close() {
 const closeTimeout = 5 * time.Second
 
 // Pauses between failed attempts to listen: the first after a failure,
-// doubled at each failure in a row up to the last. A restarting PostgreSQL
-// refuses connections for about a second (TestRunAcrossARestart), so a
-// worker listens again within notifyRetryMax of the server's return.
+// doubled at each failure in a row up to the last, so that a worker listens
+// again within notifyRetryMax of a restarted server's return (it refuses
+// connections until it has replayed its WAL) without hammering one that
+// stays down.
 const (
 	notifyRetryMin = 100 * time.Millisecond
 	notifyRetryMax = 2 * time.Second
