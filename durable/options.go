@@ -94,8 +94,9 @@ type Options struct {
 	// Observer, if set, receives the Queue's events: see Observer.
 	Observer Observer
 	// PollInterval caps an idle Run's sleep between claims (default 1s): a
-	// task added by another process, which cannot wake this one, is claimed
-	// at most about this late. This process's own Adds wake it at once.
+	// task added by another process, which cannot wake this one unless the
+	// store is a Notifier, is claimed at most about this late. This
+	// process's own Adds wake it at once.
 	PollInterval time.Duration
 	// LogAttrs are added to the lines Run and Periodic log when OnError is
 	// nil (rediswheel adds the namespace), after op and err.

@@ -106,7 +106,8 @@ const (
 // polls again at once while claims come back full, and otherwise sleeps until
 // the earliest due time in the store, at most Options.PollInterval; an Add (in any form),
 // Replace, Reschedule or Requeue through this Queue of an earlier task wakes
-// it, as do a Resume through this Queue and a retry it schedules itself. Any number of Runs, in any number of
+// it, as do a Resume through this Queue and a retry it schedules itself; on
+// a store that is a Notifier, so do those of every other process. Any number of Runs, in any number of
 // processes, may share a namespace. Run panics if h is nil.
 func (q *Queue) Run(ctx context.Context, h Handler) error {
 	if h == nil {
@@ -132,7 +133,9 @@ func (q *Queue) Run(ctx context.Context, h Handler) error {
 	go func() { defer bg.Done(); r.heartbeat(stopBeat) }()
 	go func() { defer bg.Done(); r.settleLoop() }()
 
+	stopListen := r.listen()
 	err := r.poll(ctx)
+	stopListen()
 	cause := context.Cause(ctx)
 	if err != nil {
 		cause = err
