@@ -27,13 +27,17 @@ func MigratePostgres(ctx context.Context, pool *pgxpool.Pool) error {
 	return nil
 }
 
+// ErrNotMigrated reports a PostgreSQL database without timerd's table:
+// timerd migrate was not run on it.
+var ErrNotMigrated = errors.New("schedules: the database was not migrated for timerd")
+
 // CheckPostgres reports whether timerd's table exists, so that a server
 // started before `timerd migrate` says so instead of failing every call.
 func CheckPostgres(ctx context.Context, pool *pgxpool.Pool) error {
 	var ok bool
 	err := pool.QueryRow(ctx, `SELECT to_regclass('timerd_schedule') IS NOT NULL`).Scan(&ok)
 	if err == nil && !ok {
-		err = errors.New("schedules: table timerd_schedule is missing: run timerd migrate")
+		err = fmt.Errorf("%w: table timerd_schedule is missing", ErrNotMigrated)
 	}
 	return err
 }

@@ -9,14 +9,20 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/go-timingwheel/timingwheel/durable"
+	"github.com/go-timingwheel/timingwheel/pgwheel"
 	"github.com/go-timingwheel/timingwheel/rediswheel"
 	"github.com/go-timingwheel/timingwheel/sqlitewheel"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/config"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/schedules"
 )
+
+// schemaCheckTimeout bounds New's look at a PostgreSQL store's schema: a
+// database that is not reachable at once is left to the readiness check.
+const schemaCheckTimeout = 5 * time.Second
 
 // openTimeout bounds opening a store that opens at once (a SQLite file).
 const openTimeout = 30 * time.Second
@@ -43,6 +49,8 @@ func openBackend(cfg config.Config) (*backend, error) {
 		return openRedis(cfg)
 	case config.StoreSQLite:
 		return openSQLite(cfg)
+	case config.StorePostgres:
+		return openPostgres(cfg)
 	}
 	return nil, fmt.Errorf("server: store %q is not available", cfg.Store)
 }
@@ -104,4 +112,39 @@ func openSQLite(cfg config.Config) (*backend, error) {
 	}
 	st.Close()
 	return nil, fmt.Errorf("server: SQLite store %s: %w", cfg.StorePath, err)
+}
+
+// openPostgres makes a pool that connects lazily, so a Server starts with
+// the database down and /readyz says so. The schema is never changed here
+// (timerd migrate does it): if the database answers at once, one that was
+// not migrated (or was by a newer timerd) is refused now, with what to run;
+// the readiness check tells it too.
+func openPostgres(cfg config.Config) (*backend, error) {
+	pcfg, err := pgxpool.ParseConfig(cfg.StoreURL)
+	if err != nil {
+		return nil, errors.New("server: -store: not a PostgreSQL URL pgx can read") // its error may quote the password
+	}
+	pool, err := pgxpool.NewWithConfig(context.Background(), pcfg)
+	if err != nil {
+		return nil, fmt.Errorf("server: PostgreSQL store: %w", err)
+	}
+	st, err := pgwheel.New(pool, cfg.Namespace)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	check := func(ctx context.Context) error {
+		if err := pgwheel.CheckSchema(ctx, pool); err != nil {
+			return err
+		}
+		return schedules.CheckPostgres(ctx, pool)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), schemaCheckTimeout)
+	defer cancel()
+	if err := check(ctx); errors.Is(err, pgwheel.ErrSchemaTooOld) || errors.Is(err, pgwheel.ErrSchemaTooNew) || errors.Is(err, schedules.ErrNotMigrated) {
+		pool.Close()
+		return nil, fmt.Errorf("server: PostgreSQL store: %w (run timerd migrate with the same -store)", err)
+	}
+	return &backend{kind: "postgres", store: st, defs: schedules.PostgresDefinitions(pool, cfg.Namespace),
+		ping: check, close: func() error { pool.Close(); return nil }}, nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/go-timingwheel/timingwheel/timerd/internal/api"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/apierror"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/config"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/pgtest"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/dashboard"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/redistest"
 )
@@ -349,10 +350,59 @@ func eachStore(t *testing.T, test func(t *testing.T, cfg config.Config)) {
 		test(t, cfg)
 	})
 	t.Run("sqlite", func(t *testing.T) {
-		cfg := testConfig(t, "")
-		cfg.Store, cfg.RedisURL, cfg.StorePath = config.StoreSQLite, "", filepath.Join(t.TempDir(), "data", "timerd.db")
+		test(t, sqliteConfig(t))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		cfg := postgresConfig(t)
+		_, err := Migrate(context.Background(), cfg)
+		require.NoError(t, err)
 		test(t, cfg)
 	})
+}
+
+// sqliteConfig is a configuration on a SQLite file of the test's own, in a
+// directory that does not exist yet.
+func sqliteConfig(t *testing.T) config.Config {
+	cfg := testConfig(t, "")
+	cfg.Store, cfg.RedisURL, cfg.StorePath = config.StoreSQLite, "", filepath.Join(t.TempDir(), "data", "timerd.db")
+	return cfg
+}
+
+// postgresConfig is a configuration on a fresh, unmigrated schema.
+func postgresConfig(t *testing.T) config.Config {
+	cfg := testConfig(t, "")
+	cfg.Store, cfg.RedisURL, cfg.StoreURL = config.StorePostgres, "", pgtest.Schema(t)
+	return cfg
+}
+
+// A SQL store is migrated by Migrate (timerd migrate), never by New: New
+// refuses a database that was not migrated and says what to run; Migrate
+// twice is Migrate once. A new SQLite file is timerd's own and needs no
+// migrate.
+func TestMigrate(t *testing.T) {
+	ctx := context.Background()
+	cfg := postgresConfig(t)
+	_, err := New(cfg, testLog(t))
+	require.ErrorContains(t, err, "timerd migrate")
+	what, err := Migrate(ctx, cfg)
+	require.NoError(t, err)
+	require.Contains(t, what, "PostgreSQL")
+	_, err = Migrate(ctx, cfg)
+	require.NoError(t, err, "again")
+	s, err := New(cfg, testLog(t))
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+
+	cfg = sqliteConfig(t)
+	s, err = New(cfg, testLog(t))
+	require.NoError(t, err, "a new file")
+	require.NoError(t, s.Close())
+	_, err = Migrate(ctx, cfg)
+	require.NoError(t, err, "a current file")
+
+	what, err = Migrate(ctx, testConfig(t, "redis://127.0.0.1:1/0"))
+	require.NoError(t, err)
+	require.Contains(t, what, "no schema")
 }
 
 // cleanNamespace deletes the keys of cfg's namespace.
