@@ -80,7 +80,7 @@ type client struct {
 
 // apiError is an API error answer.
 type apiError struct {
-	Status                int
+	Status               int
 	Code, Message, Field string
 }
 
