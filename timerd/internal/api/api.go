@@ -38,6 +38,10 @@ type Config struct {
 	// invalid_argument. Both errors name the field callback.url.
 	// Required: to allow every destination, give a func returning nil.
 	CheckCallback func(ctx context.Context, u *url.URL) error
+	// Payload reads the payload stored with a task (rediswheel's
+	// Store.Payload), for what GET /v1/tasks/{key} shows of the callback
+	// (its traceparent). Optional: without it nothing of the callback is shown.
+	Payload func(ctx context.Context, key string) ([]byte, error)
 	// MaxBody caps a request body: a larger one is 413 too_large (default
 	// 1 MiB).
 	MaxBody int64
