@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/go-timingwheel/timingwheel/rediswheel"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/api"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/apierror"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/auth"
@@ -35,8 +36,11 @@ var (
 // the innermost one (the API's own mux sets r.Pattern again).
 func (s *Server) routes(reg *prometheus.Registry) (http.Handler, error) {
 	checker := auth.New(s.cfg.Token)
-	apiH, err := newAPI(api.Config{Queue: s.queue, Schedules: s.schedules,
-		CheckCallback: s.guard.CheckURL, MaxBody: s.cfg.MaxBody, Log: s.log})
+	cfg := api.Config{Queue: s.queue, Schedules: s.schedules, CheckCallback: s.guard.CheckURL, MaxBody: s.cfg.MaxBody, Log: s.log}
+	if st, ok := s.queue.Store().(*rediswheel.Store); ok { // always, from rediswheel.New
+		cfg.Payload = st.Payload
+	}
+	apiH, err := newAPI(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -52,7 +52,13 @@ func New(cfg config.Config, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	metrics := rwmetrics.New(cfg.Namespace)
+	var backoff func(int) time.Duration // zero bounds: rediswheel's DefaultBackoff
+	if cfg.BackoffBase > 0 {
+		backoff = rediswheel.ExponentialBackoff(cfg.BackoffBase, cfg.BackoffLimit)
+	}
 	q, err := rediswheel.New(client, rediswheel.Options{
+		MaxAttempts:   cfg.MaxAttempts,
+		Backoff:       backoff,
 		Namespace:     cfg.Namespace,
 		Shards:        cfg.Shards,
 		Concurrency:   cfg.Concurrency,
