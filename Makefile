@@ -1,7 +1,8 @@
 # make demo   the main job: the wheel beside time.AfterFunc on a simulated server (needs only Go)
 # make test   vet, then every module's tests under -race, Redis, PostgreSQL, timerd and bench included
 #             (installs and starts Redis and PostgreSQL, installs Chromium for the dashboard's browser test)
-# make timerd the delayed-task service on 127.0.0.1:8080, against the Redis that scripts/redis.sh starts
+# make timerd the delayed-task service on 127.0.0.1:8080 with one Redis (scripts/redis.sh up-standalone);
+#             flags in ARGS: make timerd ARGS="-allow-callback 127.0.0.1:9000"
 # make bench  benchmarks and docs/BENCHMARKS.md (BENCH_QUICK=1 for a run under 5 minutes)
 # make lint / make cover / make fuzz
 
@@ -82,6 +83,7 @@ cover:
 fuzz:
 	$(GO) test -run '^$$' -fuzz=FuzzAPISequence -fuzztime=$(FUZZTIME) .
 
-# timerd in the foreground on 127.0.0.1:8080, its token in .timerd/token; Ctrl-C stops it and Redis.
+# timerd in the foreground on 127.0.0.1:8080, its token in .timerd/token, ARGS its flags; Ctrl-C stops
+# it and Redis.
 timerd:
-	$(CURDIR)/scripts/timerd.sh
+	$(CURDIR)/scripts/timerd.sh $(ARGS)

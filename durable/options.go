@@ -110,6 +110,17 @@ func DefaultBackoff(attempt int) time.Duration {
 	return fullJitter(time.Second, time.Hour, attempt)
 }
 
+// ExponentialBackoff returns a Backoff for Options of DefaultBackoff's shape
+// with other bounds: a uniformly random delay in [0, min(limit,
+// base*2^(attempt-1))]. DefaultBackoff is ExponentialBackoff(time.Second,
+// time.Hour). It panics unless 0 < base <= limit.
+func ExponentialBackoff(base, limit time.Duration) func(attempt int) time.Duration {
+	if base <= 0 || limit < base {
+		panic(fmt.Sprintf("durable: ExponentialBackoff(%v, %v): want 0 < base <= limit", base, limit))
+	}
+	return func(attempt int) time.Duration { return fullJitter(base, limit, attempt) }
+}
+
 // withDefaults validates o and fills in its zero fields.
 func (o Options) withDefaults() (Options, error) {
 	check := []struct {

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # timerd.sh runs timerd locally, in the foreground, for `make timerd`:
 #
-#   1. Redis up with scripts/redis.sh (its ports: REDIS_SH_PORT and friends);
+#   1. one Redis up with scripts/redis.sh up-standalone (its port: REDIS_SH_PORT);
 #   2. a random token in .timerd/token, made once and kept (mode 600);
 #   3. timerd built into .timerd/timerd and run against the standalone Redis,
 #      on 127.0.0.1:8080 unless TIMERD_LISTEN says otherwise.
 #
 # Ctrl-C (or SIGTERM to this script) stops timerd gracefully, then Redis.
 # Other TIMERD_* variables and any arguments (flags) go to timerd:
-# scripts/timerd.sh -log-level debug
+# scripts/timerd.sh -log-level debug, or make timerd ARGS='-log-level debug'.
 set -euo pipefail
 
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -28,7 +28,7 @@ stop_all() {
 trap stop_all EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-"$script_dir/redis.sh" up
+"$script_dir/redis.sh" up-standalone
 # shellcheck source=/dev/null
 . "$root/.redis/env"
 

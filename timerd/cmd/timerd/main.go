@@ -5,6 +5,10 @@
 //
 // Exit codes: 0 after a clean shutdown, 1 when the server fails, 2 for a bad
 // configuration (the message says which flag).
+//
+// With a command as its first argument (timerd tasks get KEY, timerd dead
+// requeue -all, ...) it is instead the operators' command line, which calls
+// a running timerd's API (package cli).
 package main
 
 import (
@@ -19,6 +23,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/go-timingwheel/timingwheel/timerd/internal/cli"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/config"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/server"
 )
@@ -28,6 +33,11 @@ func main() {
 }
 
 func run(args []string, getenv func(string) string, stderr io.Writer) int {
+	if len(args) > 0 && cli.IsCommand(args[0]) {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+		defer stop()
+		return cli.Run(ctx, args, getenv, os.Stdout, stderr)
+	}
 	cfg, err := config.Parse(args, getenv)
 	if errors.Is(err, flag.ErrHelp) {
 		config.Usage(stderr)

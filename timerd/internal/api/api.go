@@ -32,10 +32,16 @@ type Config struct {
 	Schedules *schedules.Store
 	// CheckCallback decides whether a callback URL may be called, before a
 	// task or schedule is stored (the server gives ssrf.Guard.CheckURL). An
-	// error wrapping ssrf.ErrForbidden is 400 destination_forbidden; any
-	// other error is 400 invalid_argument; both name the field callback.url.
+	// error wrapping ssrf.ErrForbidden is 400 destination_forbidden; one
+	// wrapping ssrf.ErrUnresolved is no refusal (the task is stored, the
+	// check left to the dial: isUnresolved); any other is 400
+	// invalid_argument. Both errors name the field callback.url.
 	// Required: to allow every destination, give a func returning nil.
 	CheckCallback func(ctx context.Context, u *url.URL) error
+	// Payload reads the payload stored with a task (rediswheel's
+	// Store.Payload), for what GET /v1/tasks/{key} shows of the callback
+	// (its traceparent). Optional: without it nothing of the callback is shown.
+	Payload func(ctx context.Context, key string) ([]byte, error)
 	// MaxBody caps a request body: a larger one is 413 too_large (default
 	// 1 MiB).
 	MaxBody int64

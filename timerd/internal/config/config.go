@@ -47,8 +47,14 @@ type Config struct {
 	ShutdownGrace time.Duration
 	// Lease is rediswheel's Lease: how long a task claimed by a process that
 	// then dies waits before another process delivers it.
-	Lease    time.Duration
-	LogLevel slog.Level
+	Lease time.Duration
+	// MaxAttempts, BackoffBase and BackoffLimit are rediswheel's MaxAttempts
+	// and ExponentialBackoff(BackoffBase, BackoffLimit) for tasks without
+	// their own; CallbackTimeout bounds a callback whose task gives none.
+	MaxAttempts               int
+	BackoffBase, BackoffLimit time.Duration
+	CallbackTimeout           time.Duration
+	LogLevel                  slog.Level
 }
 
 // Parse reads the configuration from args (without the program name) and
@@ -84,6 +90,9 @@ func Parse(args []string, getenv func(string) string) (Config, error) {
 	if err := resolveStore(&c); err != nil {
 		return Config{}, err
 	}
+	if c.BackoffLimit < c.BackoffBase {
+		return Config{}, fmt.Errorf("config: -backoff-limit (TIMERD_BACKOFF_LIMIT) %v is below -backoff-base (TIMERD_BACKOFF_BASE) %v", c.BackoffLimit, c.BackoffBase)
+	}
 	if c.Token == "" {
 		c.Token = getenv("TIMERD_TOKEN")
 	}
@@ -95,7 +104,7 @@ func Parse(args []string, getenv func(string) string) (Config, error) {
 
 // Usage writes the flags, their variables and defaults to w.
 func Usage(w io.Writer) {
-	fmt.Fprintf(w, "usage: timerd [flags]\n\nEach flag falls back to its environment variable; the token is read from -token-file or TIMERD_TOKEN.\n\n")
+	fmt.Fprintf(w, "usage: timerd [flags]\n       timerd tasks|dead|schedules|receiver ... (the command line: timerd tasks -h)\n\nEach flag falls back to its environment variable; the token is read from -token-file or TIMERD_TOKEN.\n\n")
 	for _, s := range settings {
 		fmt.Fprintf(w, "  -%s (%s, default %q)\n    \t%s\n", s.name, s.env, s.def, s.usage)
 	}

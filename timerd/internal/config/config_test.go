@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"log/slog"
 	"net/netip"
 	"os"
@@ -47,6 +48,7 @@ func TestDefaults(t *testing.T) {
 		Shards:    16, Concurrency: 64, Workers: true, MaxBody: 1 << 20, Rate: 1000,
 		Retention: 24 * time.Hour, History: 10, ShutdownGrace: 30 * time.Second,
 		Lease: 30 * time.Second, LogLevel: slog.LevelInfo,
+		MaxAttempts: 25, BackoffBase: time.Second, BackoffLimit: time.Hour, CallbackTimeout: 30 * time.Second,
 	}, c)
 }
 
@@ -59,16 +61,19 @@ func TestEverySetting(t *testing.T) {
 		Shards:  32, Concurrency: 8, Workers: false, AllowCallback: []string{"10.0.0.0/8", "hooks.internal:8443"},
 		MaxBody: 512 << 10, Rate: 2.5, Retention: time.Hour, History: 3, ShutdownGrace: 5 * time.Second,
 		Lease: 2 * time.Second, LogLevel: slog.LevelDebug, RedisCluster: true,
+		MaxAttempts: 3, BackoffBase: 10 * time.Millisecond, BackoffLimit: time.Minute, CallbackTimeout: 2 * time.Second,
 	}
 	flags := []string{"-listen", "127.0.0.1:9000", "-redis-url", "redis://:pw@10.0.0.1:6380/2", "-redis-cluster",
 		"-data-dir", "/var/lib/timerd", "-namespace", "orders", "-shards", "32", "-concurrency", "8", "-workers=false",
 		"-allow-callback", "10.0.0.0/8, hooks.internal:8443", "-max-body", "512KiB", "-rate", "2.5",
-		"-retention", "1h", "-history", "3", "-shutdown-grace", "5s", "-lease", "2s", "-log-level", "debug"}
+		"-retention", "1h", "-history", "3", "-shutdown-grace", "5s", "-lease", "2s", "-log-level", "debug",
+		"-max-attempts", "3", "-backoff-base", "10ms", "-backoff-limit", "1m", "-callback-timeout", "2s"}
 	vars := map[string]string{"TIMERD_LISTEN": "127.0.0.1:9000", "TIMERD_REDIS_URL": "redis://:pw@10.0.0.1:6380/2",
 		"TIMERD_REDIS_CLUSTER": "true", "TIMERD_DATA_DIR": "/var/lib/timerd", "TIMERD_NAMESPACE": "orders", "TIMERD_SHARDS": "32",
 		"TIMERD_CONCURRENCY": "8", "TIMERD_WORKERS": "false", "TIMERD_ALLOW_CALLBACK": "10.0.0.0/8,hooks.internal:8443",
 		"TIMERD_MAX_BODY": "524288", "TIMERD_RATE": "2.5", "TIMERD_RETENTION": "1h", "TIMERD_HISTORY": "3",
-		"TIMERD_SHUTDOWN_GRACE": "5s", "TIMERD_LEASE": "2s", "TIMERD_LOG_LEVEL": "DEBUG"}
+		"TIMERD_SHUTDOWN_GRACE": "5s", "TIMERD_LEASE": "2s", "TIMERD_LOG_LEVEL": "DEBUG",
+		"TIMERD_MAX_ATTEMPTS": "3", "TIMERD_BACKOFF_BASE": "10ms", "TIMERD_BACKOFF_LIMIT": "1m", "TIMERD_CALLBACK_TIMEOUT": "2s"}
 
 	got, err := Parse(flags, env(nil))
 	require.NoError(t, err)
@@ -194,6 +199,11 @@ func TestBadValues(t *testing.T) {
 		{[]string{"-retention", "-1s"}, "-retention"},
 		{[]string{"-retention", "1d"}, "-retention"},
 		{[]string{"-history", "0"}, "-history"},
+		{[]string{"-max-attempts", "0"}, "-max-attempts"},
+		{[]string{"-backoff-base", "0s"}, "-backoff-base"},
+		{[]string{"-backoff-limit", "1ns"}, "-backoff-limit"},
+		{[]string{"-backoff-base", "2s", "-backoff-limit", "1s"}, "-backoff-limit"},
+		{[]string{"-callback-timeout", "0s"}, "-callback-timeout"},
 		{[]string{"-history", "1001"}, "-history"},
 		{[]string{"-shutdown-grace", "soon"}, "-shutdown-grace"},
 		{[]string{"-lease", "50ms"}, "-lease"},
@@ -266,4 +276,35 @@ func TestHelp(t *testing.T) {
 	for _, s := range settings {
 		require.Contains(t, b.String(), "-"+s.name+" ("+s.env)
 	}
+}
+
+// Attrs, the start-up log's settings, name every setting and show its
+// effective value, but never the token or the Redis password.
+func TestAttrs(t *testing.T) {
+	c, err := Parse([]string{"-redis-url", "redis://user:s3cretpw@127.0.0.1:6379/0", "-allow-callback", "127.0.0.1/32",
+		"-max-attempts", "7", "-backoff-base", "250ms", "-backoff-limit", "2m", "-callback-timeout", "5s"},
+		env(map[string]string{"TIMERD_TOKEN": "tok3n", "TIMERD_LEASE": "9s"}))
+	require.NoError(t, err)
+	got := map[string]string{}
+	for _, a := range c.Attrs() {
+		got[a.Key] = a.Value.String()
+	}
+	for _, s := range settings {
+		name := s.name
+		if name == "token-file" {
+			name = "token"
+		}
+		require.Contains(t, got, name, "the start-up log must show -%s", s.name)
+	}
+	require.Len(t, got, len(settings), "one attribute per setting: %v", got)
+	require.Equal(t, "127.0.0.1/32", got["allow-callback"])
+	require.Equal(t, "9s", got["lease"])
+	require.Equal(t, "7", got["max-attempts"])
+	require.Equal(t, "250ms", got["backoff-base"])
+	require.Equal(t, "2m0s", got["backoff-limit"])
+	require.Equal(t, "5s", got["callback-timeout"])
+	require.Equal(t, "true", got["token"])
+	require.Equal(t, "redis://user:xxxxx@127.0.0.1:6379/0", got["redis-url"])
+	require.NotContains(t, fmt.Sprint(got), "tok3n")
+	require.NotContains(t, fmt.Sprint(got), "s3cretpw")
 }

@@ -118,6 +118,27 @@ var settings = []setting{
 	{name: "lease", env: "TIMERD_LEASE", def: "30s",
 		usage: "a task claimed by a process that dies is delivered again after this long",
 		apply: func(c *Config, v string) (err error) { c.Lease, err = parseDuration(v, minLease); return err }},
+	{name: "max-attempts", env: "TIMERD_MAX_ATTEMPTS", def: "25",
+		usage: "deliveries of a task before it is dead, unless the task gives max_attempts",
+		apply: func(c *Config, v string) (err error) { c.MaxAttempts, err = parseInt(v, 1, math.MaxInt32); return err }},
+	{name: "backoff-base", env: "TIMERD_BACKOFF_BASE", def: "1s",
+		usage: "after failed attempt n a task waits a random delay in [0, min(backoff-limit, backoff-base*2^(n-1))]",
+		apply: func(c *Config, v string) (err error) {
+			c.BackoffBase, err = parseDuration(v, time.Millisecond)
+			return err
+		}},
+	{name: "backoff-limit", env: "TIMERD_BACKOFF_LIMIT", def: "1h",
+		usage: "the most a retry waits (see backoff-base)",
+		apply: func(c *Config, v string) (err error) {
+			c.BackoffLimit, err = parseDuration(v, time.Millisecond)
+			return err
+		}},
+	{name: "callback-timeout", env: "TIMERD_CALLBACK_TIMEOUT", def: "30s",
+		usage: "bounds one delivery of a callback that gives no timeout",
+		apply: func(c *Config, v string) (err error) {
+			c.CallbackTimeout, err = parseDuration(v, time.Millisecond)
+			return err
+		}},
 	{name: "log-level", env: "TIMERD_LOG_LEVEL", def: "info",
 		usage: "debug, info, warn or error",
 		apply: func(c *Config, v string) error {

@@ -66,7 +66,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	}()
 	workersErr := make(chan error, 1)
 	if s.cfg.Workers {
-		h := workerHandler(s.guard)
+		h := workerHandler(s.guard, s.cfg.CallbackTimeout)
 		go func() {
 			err := s.queue.Run(stop, h)
 			if err != nil {
@@ -80,8 +80,10 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	}
 	schedulesErr := make(chan error, 1)
 	go func() { schedulesErr <- s.schedules.Run(stop) }()
-	s.log.Info("listening", "addr", ln.Addr().String(), "workers", s.cfg.Workers,
-		"namespace", s.cfg.Namespace, "concurrency", s.cfg.Concurrency)
+	// Every effective setting, so an operator need not work out which of
+	// flag, variable and default took effect.
+	s.log.LogAttrs(ctx, slog.LevelInfo, "listening", append([]slog.Attr{slog.String("addr", ln.Addr().String())},
+		s.cfg.Attrs()...)...)
 
 	<-stop.Done()
 	s.log.Info("shutting down", "cause", context.Cause(stop).Error(), "grace", s.cfg.ShutdownGrace.String())

@@ -51,7 +51,13 @@ func New(cfg config.Config, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	metrics := rwmetrics.New(cfg.Namespace)
+	var backoff func(int) time.Duration // zero bounds: durable's DefaultBackoff
+	if cfg.BackoffBase > 0 {
+		backoff = durable.ExponentialBackoff(cfg.BackoffBase, cfg.BackoffLimit)
+	}
 	q, err := durable.New(b.store, durable.Options{
+		MaxAttempts:   cfg.MaxAttempts,
+		Backoff:       backoff,
 		Concurrency:   cfg.Concurrency,
 		Lease:         cfg.Lease,
 		Retention:     cfg.Retention,

@@ -418,8 +418,95 @@ func cleanNamespace(t *testing.T, cfg config.Config) {
 }
 
 // README.md states what a task without max_attempts or callback.timeout
-// gets: rediswheel's defaults, which the server does not override.
+// gets by default: rediswheel's defaults, which timerd's flags default to.
 func TestDocumentedDefaults(t *testing.T) {
 	assert.Equal(t, 25, rediswheel.DefaultMaxAttempts, "README.md: 25 attempts")
 	assert.Equal(t, 30*time.Second, rediswheel.DefaultHTTPTimeout, "README.md: 30s a callback")
+	c, err := config.Parse(nil, func(string) string { return "" })
+	require.NoError(t, err)
+	assert.Equal(t, rediswheel.DefaultMaxAttempts, c.MaxAttempts, "-max-attempts")
+	assert.Equal(t, rediswheel.DefaultHTTPTimeout, c.CallbackTimeout, "-callback-timeout")
+	assert.Equal(t, [2]time.Duration{time.Second, time.Hour}, [2]time.Duration{c.BackoffBase, c.BackoffLimit},
+		"-backoff-base and -backoff-limit: DefaultBackoff's bounds")
+}
+
+// lockedBuffer is a log destination safe for Run's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// -max-attempts, -backoff-base/-limit and -callback-timeout take effect: a
+// callback that never answers times out after the configured timeout, is
+// retried within the configured backoff, and is dead after the configured
+// attempts; and the start-up log states them.
+func TestRunSettings(t *testing.T) {
+	stubParts(t)
+	release := make(chan struct{})
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select { // hang past the callback timeout, until the client gives up
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer hook.Close()
+	defer close(release)
+
+	cfg := testConfig(t, "redis://"+redisAddr(t)+"/0")
+	cfg.AllowCallback = []string{hook.Listener.Addr().String()}
+	cfg.MaxAttempts, cfg.BackoffBase, cfg.BackoffLimit, cfg.CallbackTimeout = 2, time.Millisecond, 5*time.Millisecond, 300*time.Millisecond
+	var logs lockedBuffer
+	s, err := New(cfg, slog.New(slog.NewJSONHandler(&logs, nil)))
+	require.NoError(t, err)
+	t.Cleanup(func() { cleanNamespace(t, cfg) })
+	for range 1000 {
+		require.LessOrEqual(t, s.queue.Options().Backoff(30), 5*time.Millisecond, "the backoff is not -backoff-limit's")
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, ln) }()
+	defer func() {
+		cancel()
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(redistest.WaitBound):
+			t.Fatalf("Run did not return %v after its context ended", redistest.WaitBound)
+		}
+	}()
+	_, err = s.queue.AddHTTPAfter(ctx, "hangs", rediswheel.HTTPTask{URL: hook.URL, Method: "POST"}, 0)
+	require.NoError(t, err)
+
+	deadline := time.Now().Add(redistest.WaitBound)
+	for {
+		info, err := s.queue.Get(ctx, "hangs")
+		require.NoError(t, err)
+		if info.State == rediswheel.StateDead {
+			require.Equal(t, 2, info.Attempts, "dead after -max-attempts")
+			require.Contains(t, info.LastError, "timed out after 300ms", "-callback-timeout")
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "not dead within %v: %+v", redistest.WaitBound, info)
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, want := range []string{`"msg":"listening"`, `"allow-callback":"` + cfg.AllowCallback[0] + `"`, `"lease":"1s"`,
+		`"max-attempts":2`, `"backoff-base":"1ms"`, `"backoff-limit":"5ms"`, `"callback-timeout":"300ms"`, `"concurrency":4`} {
+		require.Contains(t, logs.String(), want, "the start-up log")
+	}
+	require.NotContains(t, logs.String(), `"tok"`, "the token is never logged")
 }
