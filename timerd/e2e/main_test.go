@@ -9,9 +9,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/goleak"
 
 	"github.com/go-timingwheel/timingwheel/durable"
+	"github.com/go-timingwheel/timingwheel/pgwheel"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/pgtest"
 	"github.com/go-timingwheel/timingwheel/sqlitewheel"
 )
 
@@ -111,4 +114,29 @@ func sqliteFile(t *testing.T) target {
 			}
 			return st, func() { st.Close() }
 		}}
+}
+
+// postgres is a fresh schema on the PostgreSQL server, migrated by the
+// timerd binary's own `timerd migrate` (which a server never does itself).
+func postgres(t *testing.T) target {
+	if os.Getenv("PGWHEEL_DSN") == "" && os.Getenv("TIMERD_REQUIRE") == "1" {
+		t.Fatal("PGWHEEL_DSN is unset and TIMERD_REQUIRE=1")
+	}
+	url := pgtest.Schema(t)
+	flags := []string{"-store", url}
+	if code, out := run(t, environ(), append([]string{"migrate"}, flags...)...); code != 0 {
+		t.Fatalf("timerd migrate: exit %d: %s", code, out)
+	}
+	return target{name: "postgres", flags: flags, open: func(t *testing.T, ns string) (durable.Store, func()) {
+		pool, err := pgxpool.New(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := pgwheel.New(pool, ns)
+		if err != nil {
+			pool.Close()
+			t.Fatal(err)
+		}
+		return st, pool.Close
+	}}
 }

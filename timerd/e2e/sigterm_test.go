@@ -19,9 +19,9 @@ import (
 // with the attempt not counted. Grace and callbacks are far apart (60s
 // against 300ms), and the exit is waited for up to 30s, so that either way
 // a broken shutdown fails by what it does, however slow the machine.
-// On Redis and on the default SQLite store.
+// On Redis, PostgreSQL and the default SQLite store.
 func TestSIGTERM(t *testing.T) {
-	for _, store := range []func(*testing.T) target{standalone, sqliteFile} {
+	for _, store := range []func(*testing.T) target{standalone, postgres, sqliteFile} {
 		t.Run("callbacks finish within the grace", func(t *testing.T) {
 			sigterm(t, store(t), time.Minute, 300*time.Millisecond)
 		})

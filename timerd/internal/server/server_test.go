@@ -24,8 +24,8 @@ import (
 	"github.com/go-timingwheel/timingwheel/timerd/internal/api"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/apierror"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/config"
-	"github.com/go-timingwheel/timingwheel/timerd/internal/pgtest"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/dashboard"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/pgtest"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/redistest"
 )
 
