@@ -14,8 +14,8 @@ import (
 
 	"github.com/go-timingwheel/timingwheel/durable"
 	"github.com/go-timingwheel/timingwheel/pgwheel"
-	"github.com/go-timingwheel/timingwheel/timerd/internal/pgtest"
 	"github.com/go-timingwheel/timingwheel/sqlitewheel"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/pgtest"
 )
 
 // The tests run the timerd binary, built once by TestMain, on a SQLite file
