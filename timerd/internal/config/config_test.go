@@ -305,6 +305,21 @@ func TestAttrs(t *testing.T) {
 	require.Equal(t, "5s", got["callback-timeout"])
 	require.Equal(t, "true", got["token"])
 	require.Equal(t, "redis://user:xxxxx@127.0.0.1:6379/0", got["redis-url"])
+	require.Equal(t, "redis://user:xxxxx@127.0.0.1:6379/0", got["store"])
 	require.NotContains(t, fmt.Sprint(got), "tok3n")
 	require.NotContains(t, fmt.Sprint(got), "s3cretpw")
+
+	c, err = Parse([]string{"-store", "postgres://app:s3cretpw@db/tasks"}, env(nil))
+	require.NoError(t, err)
+	for _, a := range c.Attrs() {
+		got[a.Key] = a.Value.String()
+	}
+	require.Equal(t, "postgres://app:xxxxx@db/tasks", got["store"])
+	require.NotContains(t, fmt.Sprint(got), "s3cretpw")
+	c, err = Parse([]string{"-data-dir", "/d"}, env(nil))
+	require.NoError(t, err)
+	for _, a := range c.Attrs() {
+		got[a.Key] = a.Value.String()
+	}
+	require.Equal(t, "sqlite:/d/timerd.db", got["store"])
 }

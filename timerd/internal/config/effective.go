@@ -20,6 +20,8 @@ func (c Config) Attrs() []slog.Attr {
 	return []slog.Attr{
 		slog.String("listen", c.Listen),
 		slog.Bool("token", c.Token != ""), // -token-file's or TIMERD_TOKEN's
+		slog.String("store", c.storeAttr()),
+		slog.String("data-dir", c.DataDir),
 		slog.String("redis-url", redactURL(c.RedisURL)),
 		slog.Bool("redis-cluster", c.RedisCluster),
 		slog.String("namespace", c.Namespace),
@@ -39,6 +41,18 @@ func (c Config) Attrs() []slog.Attr {
 		slog.String("callback-timeout", c.CallbackTimeout.String()),
 		slog.String("log-level", c.LogLevel.String()),
 	}
+}
+
+// storeAttr names the store and where it is: "sqlite:PATH", a PostgreSQL or
+// Redis URL without its password.
+func (c Config) storeAttr() string {
+	switch c.Store {
+	case StoreSQLite:
+		return "sqlite:" + c.StorePath
+	case StorePostgres:
+		return redactURL(c.StoreURL)
+	}
+	return redactURL(c.RedisURL)
 }
 
 // redactURL is u with its password replaced, as url.URL.Redacted does; a URL
