@@ -10,6 +10,7 @@ replace (
 require (
 	github.com/chromedp/cdproto v0.0.0-20250724212937-08a3db8b4327
 	github.com/chromedp/chromedp v0.14.2
+	github.com/go-timingwheel/timingwheel/durable v0.0.0-00010101000000-000000000000
 	github.com/go-timingwheel/timingwheel/rediswheel v0.0.0-00010101000000-000000000000
 	github.com/go-timingwheel/timingwheel/rediswheel/rwmetrics v0.0.0-00010101000000-000000000000
 	github.com/prometheus/client_golang v1.23.2
@@ -25,7 +26,6 @@ require (
 	github.com/chromedp/sysutil v1.1.0 // indirect
 	github.com/davecgh/go-spew v1.1.1 // indirect
 	github.com/go-json-experiment/json v0.0.0-20250725192818-e39067aee2d2 // indirect
-	github.com/go-timingwheel/timingwheel/durable v0.0.0-00010101000000-000000000000 // indirect
 	github.com/gobwas/httphead v0.1.0 // indirect
 	github.com/gobwas/pool v0.2.1 // indirect
 	github.com/gobwas/ws v1.4.0 // indirect

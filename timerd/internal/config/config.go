@@ -42,6 +42,8 @@ type Config struct {
 	// then dies waits before another process delivers it.
 	Lease    time.Duration
 	LogLevel slog.Level
+	// Flow is the flow control of callbacks per origin (limits.go).
+	Flow Flow
 }
 
 // Parse reads the configuration from args (without the program name) and

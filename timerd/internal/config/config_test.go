@@ -45,7 +45,7 @@ func TestDefaults(t *testing.T) {
 		Listen: "127.0.0.1:8080", RedisURL: "redis://127.0.0.1:6379/0", Namespace: "timerd",
 		Shards: 16, Concurrency: 64, Workers: true, MaxBody: 1 << 20, Rate: 1000,
 		Retention: 24 * time.Hour, History: 10, ShutdownGrace: 30 * time.Second,
-		Lease: 30 * time.Second, LogLevel: slog.LevelInfo,
+		Lease: 30 * time.Second, LogLevel: slog.LevelInfo, Flow: defaultFlow,
 	}, c)
 }
 
@@ -56,7 +56,7 @@ func TestEverySetting(t *testing.T) {
 		Listen: "127.0.0.1:9000", RedisURL: "redis://:pw@10.0.0.1:6380/2", Namespace: "orders",
 		Shards: 32, Concurrency: 8, Workers: false, AllowCallback: []string{"10.0.0.0/8", "hooks.internal:8443"},
 		MaxBody: 512 << 10, Rate: 2.5, Retention: time.Hour, History: 3, ShutdownGrace: 5 * time.Second,
-		Lease: 2 * time.Second, LogLevel: slog.LevelDebug, RedisCluster: true,
+		Lease: 2 * time.Second, LogLevel: slog.LevelDebug, RedisCluster: true, Flow: defaultFlow,
 	}
 	flags := []string{"-listen", "127.0.0.1:9000", "-redis-url", "redis://:pw@10.0.0.1:6380/2", "-redis-cluster",
 		"-namespace", "orders", "-shards", "32", "-concurrency", "8", "-workers=false",

@@ -36,7 +36,7 @@ var (
 func (s *Server) routes(reg *prometheus.Registry) (http.Handler, error) {
 	checker := auth.New(s.cfg.Token)
 	apiH, err := newAPI(api.Config{Queue: s.queue, Schedules: s.schedules,
-		CheckCallback: s.guard.CheckURL, MaxBody: s.cfg.MaxBody, Log: s.log})
+		CheckCallback: s.guard.CheckURL, MaxBody: s.cfg.MaxBody, Flow: s.flow, Log: s.log})
 	if err != nil {
 		return nil, err
 	}

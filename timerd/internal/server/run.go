@@ -80,8 +80,8 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	}
 	schedulesErr := make(chan error, 1)
 	go func() { schedulesErr <- s.schedules.Run(stop) }()
-	s.log.Info("listening", "addr", ln.Addr().String(), "workers", s.cfg.Workers,
-		"namespace", s.cfg.Namespace, "concurrency", s.cfg.Concurrency)
+	s.log.Info("listening", append([]any{"addr", ln.Addr().String(), "workers", s.cfg.Workers,
+		"namespace", s.cfg.Namespace, "concurrency", s.cfg.Concurrency}, flowLog(s.flow)...)...)
 
 	<-stop.Done()
 	s.log.Info("shutting down", "cause", context.Cause(stop).Error(), "grace", s.cfg.ShutdownGrace.String())

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/go-timingwheel/timingwheel/durable"
 	"github.com/go-timingwheel/timingwheel/rediswheel"
 	"github.com/go-timingwheel/timingwheel/rediswheel/rwmetrics"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/config"
@@ -32,6 +33,7 @@ type Server struct {
 	client    redis.UniversalClient
 	queue     *rediswheel.Queue
 	guard     *ssrf.Guard
+	flow      *durable.Flow // the workers' flow control per origin (limits.go)
 	schedules *schedules.Store
 	readiness *readiness
 	handler   http.Handler
@@ -51,6 +53,11 @@ func New(cfg config.Config, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	flow, err := newFlow(cfg.Flow)
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
 	metrics := rwmetrics.New(cfg.Namespace)
 	q, err := rediswheel.New(client, rediswheel.Options{
 		Namespace:     cfg.Namespace,
@@ -61,6 +68,7 @@ func New(cfg config.Config, log *slog.Logger) (*Server, error) {
 		HistoryLen:    cfg.History,
 		ShutdownGrace: cfg.ShutdownGrace,
 		Observer:      metrics.Observer(),
+		Flow:          flow,
 		// Run retries these itself; they are worth a line, not a stop.
 		OnError: func(err error) { log.Warn("rediswheel", "err", err) },
 	})
@@ -72,7 +80,7 @@ func New(cfg config.Config, log *slog.Logger) (*Server, error) {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(metrics, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	s := &Server{cfg: cfg, log: log, client: client, queue: q, guard: guard,
+	s := &Server{cfg: cfg, log: log, client: client, queue: q, guard: guard, flow: flow,
 		schedules: schedules.New(client, q, cfg.Namespace, log)}
 	s.readiness = &readiness{check: s.checkRedis, now: time.Now}
 	if s.handler, err = s.routes(reg); err != nil {
