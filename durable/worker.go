@@ -102,7 +102,8 @@ const (
 // after that is released, due at once with its attempt not counted, so
 // another Run can take it over.
 //
-// Run claims at most as many tasks as it has free handlers (Concurrency),
+// Run claims at most as many tasks as it has free handlers (Concurrency;
+// with Options.Flow, tasks waiting for their flow keys hold none: see Flow),
 // polls again at once while claims come back full, and otherwise sleeps until
 // the earliest due time in the store, at most Options.PollInterval; an Add (in any form),
 // Replace, Reschedule or Requeue through this Queue of an earlier task wakes
