@@ -93,6 +93,9 @@ type Options struct {
 	WorkerID string
 	// Observer, if set, receives the Queue's events: see Observer.
 	Observer Observer
+	// Flow, if set, limits deliveries per destination (flow key) in each
+	// Run, with a circuit breaker per key: see Flow.
+	Flow *Flow
 	// PollInterval caps an idle Run's sleep between claims (default 1s): a
 	// task added by another process, which cannot wake this one unless the
 	// store is a Notifier, is claimed at most about this late. This

@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/go-timingwheel/timingwheel/durable"
 	"github.com/go-timingwheel/timingwheel/rediswheel"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/apierror"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/schedules"
@@ -45,6 +46,9 @@ type Config struct {
 	// MaxBody caps a request body: a larger one is 413 too_large (default
 	// 1 MiB).
 	MaxBody int64
+	// Flow is the workers' flow control per callback origin, which
+	// /v1/limits reads and changes; nil: a Flow without limits.
+	Flow *durable.Flow
 	// Log receives Redis failures (warning) and unexpected errors (error);
 	// default slog.Default().
 	Log *slog.Logger
@@ -75,6 +79,13 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
+	}
+	if cfg.Flow == nil {
+		f, err := durable.NewFlow(durable.FlowOptions{Key: durable.HTTPOrigin})
+		if err != nil {
+			return nil, err
+		}
+		cfg.Flow = f
 	}
 	h := &handler{cfg: cfg, log: cfg.Log}
 	mux := http.NewServeMux()
@@ -124,6 +135,9 @@ func (h *handler) routes() []route {
 		{"GET", "/v1/schedules/{name}", "getSchedule", h.getSchedule},
 		{"DELETE", "/v1/schedules/{name}", "deleteSchedule", h.deleteSchedule},
 		{"GET", "/v1/stats", "stats", h.stats},
+		{"GET", "/v1/limits", "listLimits", h.listLimits},
+		{"PUT", "/v1/limits/{origin}", "putLimit", h.putLimit},
+		{"DELETE", "/v1/limits/{origin}", "deleteLimit", h.deleteLimit},
 	}
 	slices.SortStableFunc(rs, func(a, b route) int { return strings.Compare(a.pattern, b.pattern) })
 	return rs

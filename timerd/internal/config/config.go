@@ -55,6 +55,8 @@ type Config struct {
 	BackoffBase, BackoffLimit time.Duration
 	CallbackTimeout           time.Duration
 	LogLevel                  slog.Level
+	// Flow is the flow control of callbacks per origin (limits.go).
+	Flow Flow
 }
 
 // Parse reads the configuration from args (without the program name) and

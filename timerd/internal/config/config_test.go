@@ -49,6 +49,7 @@ func TestDefaults(t *testing.T) {
 		Retention: 24 * time.Hour, History: 10, ShutdownGrace: 30 * time.Second,
 		Lease: 30 * time.Second, LogLevel: slog.LevelInfo,
 		MaxAttempts: 25, BackoffBase: time.Second, BackoffLimit: time.Hour, CallbackTimeout: 30 * time.Second,
+		Flow: defaultFlow,
 	}, c)
 }
 
@@ -62,6 +63,7 @@ func TestEverySetting(t *testing.T) {
 		MaxBody: 512 << 10, Rate: 2.5, Retention: time.Hour, History: 3, ShutdownGrace: 5 * time.Second,
 		Lease: 2 * time.Second, LogLevel: slog.LevelDebug, RedisCluster: true,
 		MaxAttempts: 3, BackoffBase: 10 * time.Millisecond, BackoffLimit: time.Minute, CallbackTimeout: 2 * time.Second,
+		Flow: defaultFlow,
 	}
 	flags := []string{"-listen", "127.0.0.1:9000", "-redis-url", "redis://:pw@10.0.0.1:6380/2", "-redis-cluster",
 		"-data-dir", "/var/lib/timerd", "-namespace", "orders", "-shards", "32", "-concurrency", "8", "-workers=false",

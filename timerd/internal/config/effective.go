@@ -2,6 +2,8 @@ package config
 
 import (
 	"log/slog"
+	"maps"
+	"slices"
 	"net/url"
 	"strings"
 )
@@ -40,7 +42,25 @@ func (c Config) Attrs() []slog.Attr {
 		slog.String("backoff-limit", c.BackoffLimit.String()),
 		slog.String("callback-timeout", c.CallbackTimeout.String()),
 		slog.String("log-level", c.LogLevel.String()),
+		slog.Int("origin-concurrency", c.Flow.Default.Concurrency),
+		slog.Float64("origin-rate", c.Flow.Default.Rate),
+		slog.Int("origin-burst", c.Flow.Default.Burst),
+		slog.String("origin-limits", c.originLimitsAttr()),
+		slog.Int("breaker-failures", c.Flow.Breaker.Failures),
+		slog.String("breaker-cooldown", c.Flow.Breaker.CoolDown.String()),
 	}
+}
+
+// originLimitsAttr is -origin-limits as it took effect, by origin.
+func (c Config) originLimitsAttr() string {
+	parts := make([]string, 0, len(c.Flow.Origins))
+	for _, o := range slices.Sorted(maps.Keys(c.Flow.Origins)) {
+		parts = append(parts, o+"="+c.Flow.Origins[o].String())
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ";")
 }
 
 // storeAttr names the store and where it is: "sqlite:PATH", a PostgreSQL or

@@ -18,7 +18,6 @@ import (
 
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
-	"github.com/stretchr/testify/require"
 	"github.com/go-timingwheel/timingwheel/durable"
 	"github.com/go-timingwheel/timingwheel/pgwheel"
 	"github.com/go-timingwheel/timingwheel/rediswheel"
@@ -27,6 +26,7 @@ import (
 	"github.com/go-timingwheel/timingwheel/timerd/internal/pgtest"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/redistest"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/schedules"
+	"github.com/stretchr/testify/require"
 )
 
 // chromium is Debian's browser, installed by scripts/chromium.sh.

@@ -84,6 +84,8 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	// flag, variable and default took effect.
 	s.log.LogAttrs(ctx, slog.LevelInfo, "listening", append([]slog.Attr{slog.String("addr", ln.Addr().String())},
 		s.cfg.Attrs()...)...)
+	// The flow control in effect, -origin-limits and the defaults resolved.
+	s.log.Info("flow control", flowLog(s.flow)...)
 
 	<-stop.Done()
 	s.log.Info("shutting down", "cause", context.Cause(stop).Error(), "grace", s.cfg.ShutdownGrace.String())

@@ -31,6 +31,7 @@ type Server struct {
 	backend   *backend
 	queue     *durable.Queue
 	guard     *ssrf.Guard
+	flow      *durable.Flow // the workers' flow control per origin (limits.go)
 	schedules *schedules.Store
 	readiness *readiness
 	handler   http.Handler
@@ -50,6 +51,11 @@ func New(cfg config.Config, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	flow, err := newFlow(cfg.Flow)
+	if err != nil {
+		b.close()
+		return nil, err
+	}
 	metrics := rwmetrics.New(cfg.Namespace)
 	var backoff func(int) time.Duration // zero bounds: durable's DefaultBackoff
 	if cfg.BackoffBase > 0 {
@@ -64,6 +70,7 @@ func New(cfg config.Config, log *slog.Logger) (*Server, error) {
 		HistoryLen:    cfg.History,
 		ShutdownGrace: cfg.ShutdownGrace,
 		Observer:      metrics.Observer(),
+		Flow:          flow,
 		// Run retries these itself; they are worth a line, not a stop.
 		OnError:  func(err error) { log.Warn("durable", "store", b.kind, "err", err) },
 		LogAttrs: []slog.Attr{slog.String("namespace", cfg.Namespace)},
@@ -76,7 +83,7 @@ func New(cfg config.Config, log *slog.Logger) (*Server, error) {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(metrics, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	s := &Server{cfg: cfg, log: log, backend: b, queue: q, guard: guard,
+	s := &Server{cfg: cfg, log: log, backend: b, queue: q, guard: guard, flow: flow,
 		schedules: schedules.New(b.defs, q, log)}
 	s.readiness = &readiness{check: s.checkStore, now: time.Now}
 	if s.handler, err = s.routes(reg); err != nil {
