@@ -1,21 +1,23 @@
 # make demo   the main job: the wheel beside time.AfterFunc on a simulated server (needs only Go)
 # make test   vet, then every module's tests under -race, Redis, PostgreSQL, timerd and bench included
 #             (installs and starts Redis and PostgreSQL, installs Chromium for the dashboard's browser test)
-# make timerd the delayed-task service on 127.0.0.1:8080, against the Redis that scripts/redis.sh starts
+# make timerd the delayed-task service on 127.0.0.1:8080, tasks in a SQLite file in .timerd/data (needs
+#             only Go); flags in ARGS: make timerd ARGS="-allow-callback 127.0.0.1:9000";
+#             TIMERD_WITH_REDIS=1 make timerd runs it on one Redis (scripts/redis.sh up-standalone)
 # make bench  benchmarks and docs/BENCHMARKS.md (BENCH_QUICK=1 for a run under 5 minutes)
 # make lint / make cover / make fuzz
 
 GO      ?= go
 FUZZTIME ?= 30s
 
-.PHONY: all demo test vet test-core test-redis test-sql bench bench-core lint cover fuzz timerd
+.PHONY: all demo test vet test-core test-stores bench bench-core lint cover fuzz timerd
 
 all: test
 
 demo:
 	$(GO) run ./cmd/demo $(DEMO_FLAGS)
 
-test: vet test-core test-redis test-sql
+test: vet test-core test-stores
 
 vet:
 	$(GO) vet ./...
@@ -29,8 +31,8 @@ vet:
 	cd sqlitewheel && $(GO) vet ./...
 
 # durable/'s tests need no store server (rediswheel runs its storetest suite
-# on Redis in test-redis), nor do sqlitewheel's (a file per test). bench/'s own tests, not its benchmarks; redisbench's needs Redis and runs
-# in test-redis.
+# on Redis in test-stores), nor do sqlitewheel's (a file per test). bench/'s own tests, not its benchmarks; redisbench's needs Redis and runs
+# in test-stores.
 test-core:
 	$(GO) test -race -count=1 -timeout 8m ./...
 	cd durable && $(GO) test -race -count=1 -timeout 5m ./...
@@ -38,28 +40,23 @@ test-core:
 	cd examples/cron && $(GO) test -race -count=1 -timeout 3m ./...
 	cd bench && $(GO) test -race -count=1 -timeout 5m ./...
 
-# The Redis servers are started and stopped by pid by scripts/redis.sh, even
-# when the tests fail. timerd's tests run on the same servers; its dashboard's
-# browser test saves its screenshots in .artifacts/.
-test-redis:
+# The Redis servers (scripts/redis.sh) and PostgreSQL (scripts/postgres.sh)
+# are started and stopped by pid, even when the tests fail. timerd's tests run
+# on all of them (and on SQLite files of their own); its dashboard's browser
+# test saves its screenshots in .artifacts/.
+test-stores:
 	@set -e; \
-	trap '$(CURDIR)/scripts/redis.sh down' EXIT; \
+	trap '$(CURDIR)/scripts/redis.sh down; $(CURDIR)/scripts/postgres.sh down' EXIT; \
 	$(CURDIR)/scripts/redis.sh up; \
+	$(CURDIR)/scripts/postgres.sh up; \
 	$(CURDIR)/scripts/chromium.sh; \
 	. ./.redis/env; \
+	. ./.postgres/env; \
 	(cd rediswheel && REDISWHEEL_REQUIRE=1 $(GO) test -race -count=1 -timeout 8m ./...); \
 	(cd rediswheel/rwmetrics && REDISWHEEL_REQUIRE=1 $(GO) test -race -count=1 -timeout 8m ./...); \
-	(cd timerd && TIMERD_REQUIRE=1 TIMERD_ARTIFACTS=$(CURDIR)/.artifacts $(GO) test -race -count=1 -timeout 8m ./...); \
+	(cd pgwheel && PGWHEEL_REQUIRE=1 $(GO) test -race -count=1 -timeout 8m ./...); \
+	(cd timerd && TIMERD_REQUIRE=1 PGWHEEL_REQUIRE=1 TIMERD_ARTIFACTS=$(CURDIR)/.artifacts $(GO) test -race -count=1 -timeout 8m ./...); \
 	(cd bench && $(GO) test -race -count=1 -timeout 5m ./redisbench)
-
-# The PostgreSQL server is started and stopped by pid by scripts/postgres.sh,
-# even when the tests fail.
-test-sql:
-	@set -e; \
-	trap '$(CURDIR)/scripts/postgres.sh down' EXIT; \
-	$(CURDIR)/scripts/postgres.sh up; \
-	. ./.postgres/env; \
-	(cd pgwheel && PGWHEEL_REQUIRE=1 $(GO) test -race -count=1 -timeout 8m ./...)
 
 # Root-package benchmarks against the runtime's timers, in one run; each
 # HeapPerTimer iteration arms a million timers, so it runs once per count.
@@ -82,6 +79,7 @@ cover:
 fuzz:
 	$(GO) test -run '^$$' -fuzz=FuzzAPISequence -fuzztime=$(FUZZTIME) .
 
-# timerd in the foreground on 127.0.0.1:8080, its token in .timerd/token; Ctrl-C stops it and Redis.
+# timerd in the foreground on 127.0.0.1:8080, its token in .timerd/token, ARGS its flags; Ctrl-C stops
+# it and Redis.
 timerd:
-	$(CURDIR)/scripts/timerd.sh
+	$(CURDIR)/scripts/timerd.sh $(ARGS)

@@ -3,8 +3,9 @@
 // steers them (Cancel, Reschedule, Requeue, Pause, Resume), reads them (Get,
 // List, Stats, Dead), keeps periodic schedules (Periodic) and delivers them
 // to a Handler or a Mux in any number of processes (Run), with HTTP tasks,
-// per-task policies, RetryAfter and Permanent, an Observer, retention and
-// delivery history.
+// per-task policies, RetryAfter and Permanent, flow control per destination
+// (Flow: limits and a circuit breaker per callback origin or task type), an
+// Observer, retention and delivery history.
 //
 // Where the tasks live is a Store: a small interface of atomic operations
 // (store.go), one folder per store. rediswheel is the Redis store (a single
@@ -61,17 +62,22 @@
 //
 // Not guaranteed: order between tasks due at the same time; exactly-once
 // (use the key to de-duplicate); prompt delivery of a task added by another
-// process (an idle worker sleeps until the next due time it knows of, at
-// most Options.PollInterval; only a call through its own Queue that makes a
-// task due sooner, or a retry it schedules itself, wakes it early).
+// process, unless the store is a Notifier (an idle worker sleeps until the
+// next due time it knows of, at most Options.PollInterval; only a call
+// through its own Queue that makes a task due sooner, a retry it schedules
+// itself, or, on a Notifier, another process's add of an earlier task,
+// wakes it early).
 //
 // # Layout
 //
 // One file per idea: queue.go (the Queue, wake-ups), store.go (the Store
 // contract), options.go, add.go (Add and its group commit), worker.go (Run,
-// the poller), claim.go, settle.go, extend.go (heartbeats), timeout.go,
+// the poller), notify.go (a Notifier's wake-ups), claim.go, settle.go,
+// extend.go (heartbeats), timeout.go,
 // shutdown.go, observer.go, report.go, periodic.go, mux.go, httptask.go,
-// httpvalid.go, policy.go, backoff.go, retryafter.go, state.go (Get's and
+// httpvalid.go, httporigin.go, policy.go, backoff.go, retryafter.go, flow.go
+// (Flow, its options), limit.go (Limit, the rate bucket), breaker.go,
+// gate.go (one Run's flow control decisions), flowrun.go (the worker's side), state.go (Get's and
 // List's types), get.go, list.go (cursors), cancel.go, reschedule.go,
 // dead.go, pause.go, stats.go, errors.go.
 package durable

@@ -31,11 +31,19 @@ var ErrNoHandler = errors.New("durable: no handler for task type")
 // names the type, rather than to a handler that would misread its payload;
 // after registering one, Requeue brings such tasks back.
 //
+// Limit bounds the deliveries of a type (concurrency, rate) and gives it a
+// circuit breaker, so that one slow kind of task cannot take every handler:
+// give m.Flow() as Options.Flow, and tasks of a saturated type wait without
+// a handler and without using up attempts (see Flow).
+//
 // A Mux is safe for concurrent use: handlers may be registered while Run
 // delivers. The zero Mux is empty and ready to use.
 type Mux struct {
 	mu       sync.RWMutex
 	handlers map[string]Handler // by Task.Type
+
+	flowOnce sync.Once
+	flow     *Flow
 }
 
 // NewMux returns an empty Mux.
@@ -98,3 +106,30 @@ func routableType(typ string) bool {
 	}
 	return true
 }
+
+// Limit sets the Limit of tasks of type typ in m.Flow(), at once for running
+// Runs. It panics on a Limit NewFlow would refuse (ErrFlow): a mistake in
+// the program.
+func (m *Mux) Limit(typ string, l Limit) {
+	if err := m.Flow().SetLimit(typ, l); err != nil {
+		panic(fmt.Sprintf("durable: Mux.Limit: %v", err))
+	}
+}
+
+// Flow returns the Mux's flow control, keyed by task type, for
+// Options.Flow: types without a Limit are not bounded, and its breaker is
+// DefaultMuxBreaker. It is the same Flow at every call.
+func (m *Mux) Flow() *Flow {
+	m.flowOnce.Do(func() {
+		f, err := NewFlow(FlowOptions{Breaker: DefaultMuxBreaker})
+		if err != nil {
+			panic(err) // DefaultMuxBreaker is valid
+		}
+		m.flow = f
+	})
+	return m.flow
+}
+
+// DefaultMuxBreaker is the breaker of Mux.Flow: open after 5 failures of a
+// type in a row, for 30s, doubling to 10m while probes fail.
+var DefaultMuxBreaker = Breaker{Failures: 5, CoolDown: DefaultCoolDown, MaxCoolDown: DefaultMaxCoolDown}

@@ -93,9 +93,13 @@ type Options struct {
 	WorkerID string
 	// Observer, if set, receives the Queue's events: see Observer.
 	Observer Observer
+	// Flow, if set, limits deliveries per destination (flow key) in each
+	// Run, with a circuit breaker per key: see Flow.
+	Flow *Flow
 	// PollInterval caps an idle Run's sleep between claims (default 1s): a
-	// task added by another process, which cannot wake this one, is claimed
-	// at most about this late. This process's own Adds wake it at once.
+	// task added by another process, which cannot wake this one unless the
+	// store is a Notifier, is claimed at most about this late. This
+	// process's own Adds wake it at once.
 	PollInterval time.Duration
 	// LogAttrs are added to the lines Run and Periodic log when OnError is
 	// nil (rediswheel adds the namespace), after op and err.
@@ -107,6 +111,17 @@ type Options struct {
 // retry together. With 25 attempts a task that always fails dies after about 6.5 hours on average.
 func DefaultBackoff(attempt int) time.Duration {
 	return fullJitter(time.Second, time.Hour, attempt)
+}
+
+// ExponentialBackoff returns a Backoff for Options of DefaultBackoff's shape
+// with other bounds: a uniformly random delay in [0, min(limit,
+// base*2^(attempt-1))]. DefaultBackoff is ExponentialBackoff(time.Second,
+// time.Hour). It panics unless 0 < base <= limit.
+func ExponentialBackoff(base, limit time.Duration) func(attempt int) time.Duration {
+	if base <= 0 || limit < base {
+		panic(fmt.Sprintf("durable: ExponentialBackoff(%v, %v): want 0 < base <= limit", base, limit))
+	}
+	return func(attempt int) time.Duration { return fullJitter(base, limit, attempt) }
 }
 
 // withDefaults validates o and fills in its zero fields.

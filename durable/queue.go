@@ -79,7 +79,8 @@ const sweeping = math.MaxInt64
 // wake pokes every Run of this Queue that would otherwise sleep past due
 // (store ms): a task added by this process is never left waiting for the
 // poll interval. Tasks added by other processes are seen within
-// Options.PollInterval.
+// Options.PollInterval, or at once when the store is a Notifier (see
+// Run's listen), which calls wake with their due times.
 func (q *Queue) wake(due int64) {
 	q.mu.Lock()
 	defer q.mu.Unlock()

@@ -22,6 +22,25 @@ func TestDefaultBackoff(t *testing.T) {
 	}
 }
 
+// ExponentialBackoff keeps to its own bounds: attempt n waits at most
+// min(limit, base*2^(n-1)), and bad bounds panic at the call.
+func TestExponentialBackoff(t *testing.T) {
+	b := ExponentialBackoff(100*time.Millisecond, 3*time.Second)
+	var reached bool
+	for attempt := 1; attempt < 10; attempt++ {
+		ceiling := min(3*time.Second, 100*time.Millisecond<<(attempt-1))
+		for range 200 {
+			d := b(attempt)
+			require.GreaterOrEqual(t, d, time.Duration(0))
+			require.LessOrEqual(t, d, ceiling, "attempt %d", attempt)
+			reached = reached || d > time.Second
+		}
+	}
+	require.True(t, reached, "no wait above 1s in 1000 draws with a 3s ceiling: the limit is not the one given")
+	require.PanicsWithValue(t, "durable: ExponentialBackoff(0s, 1s): want 0 < base <= limit", func() { ExponentialBackoff(0, time.Second) })
+	require.Panics(t, func() { ExponentialBackoff(2*time.Second, time.Second) })
+}
+
 func TestMilliRounding(t *testing.T) {
 	base := time.UnixMilli(1_700_000_000_000)
 	assert.Equal(t, int64(1_700_000_000_000), unixMilliCeil(base))

@@ -143,6 +143,28 @@ type Store interface {
 	Periodic(ctx context.Context, op PeriodicOp, name string, from, to int64) (PeriodicState, error)
 }
 
+// Notifier is an optional interface of a Store whose processes can tell
+// each other of new tasks (PostgreSQL's LISTEN/NOTIFY): a Run on such a
+// store starts Notify when it starts and stops it when its polling ends, so
+// that an idle worker claims a task any process adds for sooner at once,
+// not up to Options.PollInterval late. Without it, only this Queue's own
+// calls wake its Runs early. The Redis store is not a Notifier.
+type Notifier interface {
+	// Notify calls wake(due) for each task another process stores, moves
+	// earlier or makes claimable again (Add, Replace, Reschedule, Requeue,
+	// Resume) when it may be due before every task the store held (a store
+	// may also announce others), due being its due time in the store's
+	// Unix ms; only once the write is committed, never for one rolled back.
+	// It returns only once ctx ends. Each time it starts or resumes
+	// listening, after a lost connection included, it calls wake(0), so
+	// that a claim finds what was stored while nobody listened; it
+	// reconnects by itself, with a pause between failed attempts, passing
+	// each failure to report. wake and report are safe for concurrent use
+	// and return at once. Announcements are hints: a worker still polls at
+	// its PollInterval.
+	Notify(ctx context.Context, wake func(due int64), report func(error))
+}
+
 // An AddRequest is one task for Store.Add.
 type AddRequest struct {
 	Key     string

@@ -102,11 +102,13 @@ const (
 // after that is released, due at once with its attempt not counted, so
 // another Run can take it over.
 //
-// Run claims at most as many tasks as it has free handlers (Concurrency),
+// Run claims at most as many tasks as it has free handlers (Concurrency;
+// with Options.Flow, tasks waiting for their flow keys hold none: see Flow),
 // polls again at once while claims come back full, and otherwise sleeps until
 // the earliest due time in the store, at most Options.PollInterval; an Add (in any form),
 // Replace, Reschedule or Requeue through this Queue of an earlier task wakes
-// it, as do a Resume through this Queue and a retry it schedules itself. Any number of Runs, in any number of
+// it, as do a Resume through this Queue and a retry it schedules itself; on
+// a store that is a Notifier, so do those of every other process. Any number of Runs, in any number of
 // processes, may share a namespace. Run panics if h is nil.
 func (q *Queue) Run(ctx context.Context, h Handler) error {
 	if h == nil {
@@ -126,18 +128,25 @@ func (q *Queue) Run(ctx context.Context, h Handler) error {
 		leases:   map[*delivery]struct{}{},
 		bgctx:    bgctx,
 	}
+	if f := q.opts.Flow; f != nil {
+		r.gate = f.attach(q.opts.Concurrency)
+		defer f.detach(r.gate)
+	}
 	stopBeat := make(chan struct{})
 	var bg sync.WaitGroup
 	bg.Add(2)
 	go func() { defer bg.Done(); r.heartbeat(stopBeat) }()
 	go func() { defer bg.Done(); r.settleLoop() }()
 
+	stopListen := r.listen()
 	err := r.poll(ctx)
+	stopListen()
 	cause := context.Cause(ctx)
 	if err != nil {
 		cause = err
 	}
 	r.shutdown(cause, stopWork) // returns once every handler has
+	r.releaseWaiting()
 
 	close(stopBeat)
 	close(r.outcomes)
@@ -170,6 +179,9 @@ type runner struct {
 	// leases heartbeat extends.
 	mu     sync.Mutex
 	leases map[*delivery]struct{}
+
+	gate    *gate    // flow control (Options.Flow), nil without
+	sleeper *sleeper // poll's, which flow control wakes when a waiting task may start
 }
 
 // A delivery is one claimed task: its partition, the fencing token that
@@ -180,7 +192,13 @@ type delivery struct {
 	task   Task
 	policy Policy    // the task's own policy, read by claim
 	began  time.Time // when claim's reply came; set only for an Observer
+	// ctx is the handler's context and cancel its cancel func, made by lease.
+	ctx    context.Context
 	cancel context.CancelCauseFunc
+	// flowKey is the task's Flow key, "" if none; unwatch stops the watch of
+	// a task waiting for its key (flowrun.go).
+	flowKey string
+	unwatch func() bool
 	// settling is set by whichever of the handler's return and its timeout
 	// comes first: that one alone sends the delivery's outcome.
 	settling atomic.Bool
@@ -192,6 +210,7 @@ func (r *runner) poll(ctx context.Context) error {
 	q := r.q
 	sl := q.addSleeper()
 	defer q.removeSleeper(sl)
+	r.sleeper = sl
 	n := q.parts
 	for ctx.Err() == nil {
 		// While sweeping, any Add must wake us: we may have passed its shard.
@@ -203,6 +222,7 @@ func (r *runner) poll(ctx context.Context) error {
 		case <-sl.wake:
 		default:
 		}
+		flowNext := r.dispatch() // tasks waiting for their flow keys go before new claims
 		var (
 			full, failed bool
 			wakeAt       = time.Now().Add(q.maxSleep)
@@ -240,7 +260,7 @@ func (r *runner) poll(ctx context.Context) error {
 					r.outcomes <- outcome{d: d, kind: OutcomeRelease}
 					continue
 				}
-				r.start(d)
+				r.admit(d)
 			}
 			if len(c.tasks) == limit {
 				full = true
@@ -263,6 +283,9 @@ func (r *runner) poll(ctx context.Context) error {
 			continue
 		case failed:
 			wakeAt = time.Now().Add(errorSleep)
+		}
+		if !flowNext.IsZero() {
+			wakeAt = minTime(wakeAt, flowNext)
 		}
 		if redisNow > 0 {
 			// until errs early (store time at the reply, plus the sleep from
@@ -306,18 +329,17 @@ func (r *runner) signalFreed() {
 // start runs the handler for d in a goroutine that holds a slot.
 func (r *runner) start(d *delivery) {
 	r.slots <- struct{}{} // never blocks: poll claims only free slots
-	hctx, cancel := context.WithCancelCause(r.work)
-	d.cancel = cancel
-	r.mu.Lock()
-	r.leases[d] = struct{}{}
-	r.mu.Unlock()
-	hctx, timedOut := r.bound(hctx, d)
+	if d.ctx == nil {
+		r.lease(d)
+	} // else it waited for its flow key, leased
+	hctx, timedOut := r.bound(d.ctx, d)
 	r.handlers.Add(1)
 	go func() {
 		defer r.handlers.Done()
 		err := r.call(hctx, d.task)
 		timedOut()
-		cancel(nil)
+		r.flowFinished(d, hctx, err)
+		d.cancel(nil)
 		if !d.settling.CompareAndSwap(false, true) {
 			// The timeout settled it: this result comes too late to count.
 			r.overdue.Add(-1)
@@ -327,6 +349,14 @@ func (r *runner) start(d *delivery) {
 		r.unlease(d)
 		r.outcomes <- r.q.observeFinished(r.outcomeOf(d, err)) // never blocks: one slot, one place
 	}()
+}
+
+// lease makes d's handler context and has heartbeat extend its lease.
+func (r *runner) lease(d *delivery) {
+	d.ctx, d.cancel = context.WithCancelCause(r.work)
+	r.mu.Lock()
+	r.leases[d] = struct{}{}
+	r.mu.Unlock()
 }
 
 // unlease stops heartbeat extending d's lease.

@@ -7,19 +7,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-timingwheel/timingwheel/durable"
+
 	"github.com/jackc/pgx/v5"
 )
-
-// Policy is a task's own delivery policy, stored with it so that every
-// worker applies the same; zero fields mean the queue's (rediswheel's
-// TaskOptions).
-type Policy struct {
-	Type         string
-	Timeout      time.Duration
-	MaxAttempts  int
-	BackoffBase  time.Duration
-	BackoffLimit time.Duration
-}
 
 // NewTask is one task to add. Its due time is At when At is not zero
 // (rounded up to the millisecond), otherwise After from the database clock
@@ -29,21 +20,12 @@ type NewTask struct {
 	Payload []byte
 	At      time.Time
 	After   time.Duration
-	Policy  Policy
+	Policy  durable.Policy // as Queue.Add's task options store it
 }
-
-// AddStatus is what an add did with one task.
-type AddStatus int
-
-const (
-	AddExists   AddStatus = 0  // Add: the key exists in some state; nothing changed
-	AddStored   AddStatus = 1  // stored, due at Added.Due
-	AddInFlight AddStatus = -1 // Replace: the task runs in a handler; nothing changed
-)
 
 // Added is the result of adding one task.
 type Added struct {
-	Status AddStatus
+	Status durable.AddStatus
 	Due    time.Time // the stored due time; zero unless Stored
 	// Notified reports that the add sent a wake-up (see Listener): the task
 	// is due no later than every other scheduled task of the namespace.
@@ -122,11 +104,11 @@ func (s *Store) addArgs(t NewTask) ([]any, error) {
 	p := t.Policy
 	if p.Type != "" {
 		if err := checkText(p.Type, MaxKeyLen); err != nil {
-			return nil, fmt.Errorf("%w: task type: %w", ErrArgument, err)
+			return nil, fmt.Errorf("%w: task type: %w", durable.ErrTaskOption, err)
 		}
 	}
 	if p.Timeout < 0 || p.MaxAttempts < 0 || p.BackoffBase < 0 || p.BackoffLimit < 0 {
-		return nil, fmt.Errorf("%w: negative task policy %+v", ErrArgument, p)
+		return nil, fmt.Errorf("%w: negative task policy %+v", durable.ErrTaskOption, p)
 	}
 	var at any // NULL: relative
 	if !t.At.IsZero() {
@@ -138,6 +120,79 @@ func (s *Store) addArgs(t NewTask) ([]any, error) {
 	}
 	return []any{s.namespace, t.Key, at, millisCeil(t.After), payload,
 		p.Type, millisCeil(p.Timeout), p.MaxAttempts, millisCeil(p.BackoffBase), millisCeil(p.BackoffLimit)}, nil
+}
+
+// Add is durable.Store's Add: all the requests of the call in one
+// transaction, so they commit together or fail together (sharing one
+// error). A request PostgreSQL cannot store (a key or task type with a NUL
+// byte or invalid UTF-8) gets its own error, wrapping durable.ErrKey or
+// durable.ErrTaskOption, and the others go on. A key that appears again in
+// the call is not written again: it gets AddExists, or the first request's
+// status if that one was not stored.
+func (s *Store) Add(ctx context.Context, reqs []*durable.AddRequest) (earliest int64) {
+	type write struct {
+		r    *durable.AddRequest
+		mode addMode
+		args []any
+	}
+	writes := make([]write, 0, len(reqs))
+	first := make(map[string]*durable.AddRequest, len(reqs))
+	var again []*durable.AddRequest // keys seen before in the call
+	for _, r := range reqs {
+		r.Status, r.Err = durable.AddExists, nil
+		if first[r.Key] != nil {
+			again = append(again, r)
+			continue
+		}
+		first[r.Key] = r
+		t := NewTask{Key: r.Key, Payload: r.Payload, Policy: r.Policy}
+		if r.Relative {
+			t.After = time.Duration(r.At) * time.Millisecond
+		} else {
+			t.At = time.UnixMilli(r.At)
+		}
+		args, err := s.addArgs(t)
+		if err != nil {
+			r.Err = fmt.Errorf("pgwheel: add %q: %w", r.Key, err)
+			continue
+		}
+		mode := modeAdd
+		if r.Replace {
+			mode = modeReplace
+		}
+		writes = append(writes, write{r, mode, args})
+	}
+	earliest = -1
+	out := make([]Added, len(writes))
+	err := s.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		for i, w := range writes {
+			a, err := s.addOne(ctx, tx, w.mode, w.args)
+			if err != nil {
+				return err
+			}
+			out[i] = a
+		}
+		return nil
+	})
+	for i, w := range writes {
+		switch {
+		case err != nil:
+			w.r.Err = err
+		case out[i].Status == durable.AddStored:
+			w.r.Status = durable.AddStored
+			if due := out[i].Due.UnixMilli(); earliest < 0 || due < earliest {
+				earliest = due
+			}
+		default:
+			w.r.Status = out[i].Status
+		}
+	}
+	for _, r := range again {
+		if f := first[r.Key]; f.Err != nil || f.Status != durable.AddStored {
+			r.Status, r.Err = f.Status, f.Err
+		}
+	}
+	return earliest
 }
 
 // rowQuerier runs one statement returning one row: pgx's Querier, or a
@@ -171,11 +226,11 @@ func (s *Store) addOne(ctx context.Context, q rowQuerier, mode addMode, args []a
 	a := Added{Due: fromMillis(due), Notified: notified}
 	switch {
 	case due >= 0:
-		a.Status = AddStored
+		a.Status = durable.AddStored
 	case mode == modeReplace:
-		a.Status = AddInFlight
+		a.Status = durable.AddInFlight
 	default:
-		a.Status = AddExists
+		a.Status = durable.AddExists
 	}
 	return a, nil
 }
@@ -202,17 +257,17 @@ func (s *Store) addAll(ctx context.Context, q rowQuerier, mode addMode, tasks []
 	return out, nil
 }
 
-// Add stores each task whose key is new, all in one transaction: an
+// add stores each task whose key is new, all in one transaction: an
 // existing key, in any state (a retained finished task included), is left
-// alone (AddExists). Every task is validated before any is stored.
-func (s *Store) Add(ctx context.Context, tasks ...NewTask) ([]Added, error) {
+// alone (durable.AddExists). Every task is validated before any is stored.
+func (s *Store) add(ctx context.Context, tasks ...NewTask) ([]Added, error) {
 	return s.inTxAdd(ctx, modeAdd, tasks)
 }
 
-// Replace stores each task, rewriting an existing one unless it is in
-// flight (AddInFlight): the rewritten task starts over, with no attempts,
+// replace stores each task, rewriting an existing one unless it is in
+// flight (durable.AddInFlight): the rewritten task starts over, with no attempts,
 // last error, history or result. One transaction for all.
-func (s *Store) Replace(ctx context.Context, tasks ...NewTask) ([]Added, error) {
+func (s *Store) replace(ctx context.Context, tasks ...NewTask) ([]Added, error) {
 	return s.inTxAdd(ctx, modeReplace, tasks)
 }
 

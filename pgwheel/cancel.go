@@ -5,35 +5,46 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-timingwheel/timingwheel/durable"
+
 	"github.com/jackc/pgx/v5"
 )
 
-// CancelCode is what Cancel did; the numbers are rediswheel's cancelCode.
-type CancelCode int
+// Cancel is durable.Store's Cancel.
+func (s *Store) Cancel(ctx context.Context, key string, retention time.Duration, maxRetained int) (durable.CancelResult, error) {
+	code, trimmed, err := s.cancel(ctx, key, retention, maxRetained)
+	if err != nil {
+		return durable.CancelResult{}, err
+	}
+	return durable.CancelResult{Found: code != cancelUnknown, RetainedTrimmed: trimmed}, nil
+}
+
+// cancelCode is what Cancel did; the numbers are rediswheel's cancelCode.
+type cancelCode int
 
 const (
-	CancelUnknown   CancelCode = 0 // no task under the key
-	CancelScheduled CancelCode = 1 // a scheduled or retrying task: finished as cancelled
-	CancelInFlight  CancelCode = 2 // marked: its Settle finishes it as cancelled, it is never retried
-	CancelDead      CancelCode = 3 // a dead task: finished as cancelled
-	CancelForgotten CancelCode = 4 // a retained finished task: forgotten, a later Add is a new task
+	cancelUnknown   cancelCode = 0 // no task under the key
+	cancelScheduled cancelCode = 1 // a scheduled or retrying task: finished as cancelled
+	cancelInFlight  cancelCode = 2 // marked: its Settle finishes it as cancelled, it is never retried
+	cancelDead      cancelCode = 3 // a dead task: finished as cancelled
+	cancelForgotten cancelCode = 4 // a retained finished task: forgotten, a later Add is a new task
 )
 
-// Cancel ends the task for good, in one transaction: a scheduled,
+// cancel ends the task for good, in one transaction: a scheduled,
 // retrying or dead task is finished as cancelled (retained for retention,
 // forgotten at once when it is 0); a task in flight is marked, so that
-// Extend reports ExtendCancelled and Settle finishes it as cancelled
+// Extend reports durable.ExtendCancelled and Settle finishes it as cancelled
 // whatever its outcome; a retained task is forgotten. It then trims up to
 // 17 retained tasks (retention over, or past maxRetained), and returns how
 // many.
-func (s *Store) Cancel(ctx context.Context, key string, retention time.Duration, maxRetained int) (CancelCode, int, error) {
+func (s *Store) cancel(ctx context.Context, key string, retention time.Duration, maxRetained int) (cancelCode, int, error) {
 	if err := checkKey(key); err != nil {
 		return 0, 0, err
 	}
 	if retention < 0 || maxRetained < 0 {
 		return 0, 0, fmt.Errorf("%w: cancel: retention %v, max retained %d", ErrArgument, retention, maxRetained)
 	}
-	var code CancelCode
+	var code cancelCode
 	var trimmed int
 	err := s.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		c, err := readClock(ctx, tx)
@@ -47,25 +58,25 @@ func (s *Store) Cancel(ctx context.Context, key string, retention time.Duration,
 			return err
 		}
 		var b pgx.Batch
-		code = CancelUnknown
+		code = cancelUnknown
 		switch place {
 		case "due", "dead":
 			s.retire(&b, key, "cancelled", c, millisCeil(retention))
-			code = CancelScheduled
+			code = cancelScheduled
 			if place == "dead" {
-				code = CancelDead
+				code = cancelDead
 			}
 		case "lease":
 			b.Queue(`UPDATE pgwheel_task SET cancel_requested = true WHERE namespace = $1 AND key = $2`, s.namespace, key)
-			code = CancelInFlight
+			code = cancelInFlight
 		case "kept":
 			b.Queue(`DELETE FROM pgwheel_task WHERE namespace = $1 AND key = $2`, s.namespace, key)
-			code = CancelForgotten
+			code = cancelForgotten
 		}
 		if err := sendBatch(ctx, tx, &b); err != nil {
 			return err
 		}
-		trimmed, err = s.trimKept(ctx, tx, c, maxRetained, 17, code == CancelScheduled || code == CancelDead)
+		trimmed, err = s.trimKept(ctx, tx, c, maxRetained, 17, code == cancelScheduled || code == cancelDead)
 		return err
 	})
 	if err != nil {

@@ -3,14 +3,37 @@ package pgwheel
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
+
+	"github.com/go-timingwheel/timingwheel/durable"
 
 	"github.com/jackc/pgx/v5"
 )
 
-// ClaimParams are a claim's settings: the worker's and queue's options, as
+// Claim is durable.Store's Claim, on the one partition (0); an error
+// retrying will not heal (see unrecoverable) wraps durable.ErrUnrecoverable.
+func (s *Store) Claim(ctx context.Context, partition, limit int, lease time.Duration, lim durable.Limits) (durable.Claimed, error) {
+	c, err := s.claim(ctx, claimParams{
+		Limit: limit, Lease: lease, MaxAttempts: lim.MaxAttempts, ReapLimit: lim.ReapBatch,
+		DeadCap: lim.MaxDead, HistoryLen: lim.HistoryLen, WorkerID: lim.WorkerID,
+		UnconfirmedBound: lim.MaxUnconfirmed, Retention: lim.Retention,
+	})
+	if err != nil {
+		return durable.Claimed{}, unrecoverable(err)
+	}
+	out := durable.Claimed{Now: c.Now.UnixMilli(), Next: millisOf(c.Next), DeadTrimmed: c.DeadTrimmed, Paused: c.Paused,
+		Tasks: make([]durable.ClaimedTask, len(c.Tasks))}
+	for i, t := range c.Tasks {
+		out.Tasks[i] = durable.ClaimedTask{Key: t.Key, Payload: t.Payload, Attempt: t.Attempt, Due: t.Due.UnixMilli(),
+			OriginalDue: t.OriginalDue.UnixMilli(), Token: strconv.FormatInt(t.Token, 10), Policy: t.Policy}
+	}
+	return out, nil
+}
+
+// claimParams are a claim's settings: the worker's and queue's options, as
 // rediswheel's claim script receives them.
-type ClaimParams struct {
+type claimParams struct {
 	Limit       int           // most due tasks to lease (>= 0)
 	Lease       time.Duration // lease length (> 0)
 	MaxAttempts int           // the queue's; a task's own Policy.MaxAttempts wins
@@ -25,31 +48,31 @@ type ClaimParams struct {
 	Retention        time.Duration // how long a finished task is kept (0: forgotten at once)
 }
 
-// Claimed is a claim's result.
-type Claimed struct {
+// claimed is a claim's result.
+type claimed struct {
 	Now time.Time // the database clock the claim used
 	// Next is the earliest due time (none while paused) or lease deadline
 	// left in the namespace after the claim; zero when there is none.
 	Next        time.Time
 	DeadTrimmed int  // dead tasks forgotten past DeadCap
 	Paused      bool // the namespace is paused: nothing was leased
-	Tasks       []ClaimedTask
+	Tasks       []claimedTask
 }
 
-// ClaimedTask is one delivery: the task leased until Claimed.Now + Lease
+// claimedTask is one delivery: the task leased until claimed.Now + Lease
 // (rounded up) under Token.
-type ClaimedTask struct {
+type claimedTask struct {
 	Key         string
 	Payload     []byte
 	Attempt     int       // this delivery's number, from 1
 	Due         time.Time // when it was due
 	Token       int64     // the fencing token Extend and Settle must present
-	Policy      Policy
+	Policy      durable.Policy
 	Added       time.Time
 	OriginalDue time.Time
 }
 
-// Claim reaps up to ReapLimit expired leases, then, unless the namespace is
+// claim reaps up to ReapLimit expired leases, then, unless the namespace is
 // paused, leases up to Limit due tasks, earliest first, each with a fresh
 // fencing token, all in one transaction.
 //
@@ -66,15 +89,15 @@ type ClaimedTask struct {
 // worker's Settle and Extend are refused. Its attempt is given back when no
 // Extend or Settle confirmed the claim, for up to UnconfirmedBound claims in
 // a row (lua/claim.lua's rule).
-func (s *Store) Claim(ctx context.Context, p ClaimParams) (Claimed, error) {
+func (s *Store) claim(ctx context.Context, p claimParams) (claimed, error) {
 	if p.Limit < 0 || p.Lease <= 0 || p.ReapLimit < 0 || p.DeadCap < 0 || p.HistoryLen < 0 ||
 		p.UnconfirmedBound < 0 || p.MaxAttempts < 0 || p.Retention < 0 {
-		return Claimed{}, fmt.Errorf("%w: claim %+v", ErrArgument, p)
+		return claimed{}, fmt.Errorf("%w: claim %+v", ErrArgument, p)
 	}
 	worker := storableText(p.WorkerID)
-	var out Claimed
+	var out claimed
 	err := s.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		out = Claimed{}
+		out = claimed{}
 		var c clock
 		if err := tx.QueryRow(ctx, `SELECT c.now, c.now_up,
 			coalesce((SELECT paused FROM pgwheel_queue WHERE namespace = $1), false)
@@ -109,14 +132,14 @@ func (s *Store) Claim(ctx context.Context, p ClaimParams) (Claimed, error) {
 		return nil
 	})
 	if err != nil {
-		return Claimed{}, fmt.Errorf("pgwheel: claim: %w", err)
+		return claimed{}, fmt.Errorf("pgwheel: claim: %w", err)
 	}
 	return out, nil
 }
 
 // reap handles up to p.ReapLimit expired leases and returns how many it
 // buried.
-func (s *Store) reap(ctx context.Context, tx pgx.Tx, c clock, p ClaimParams) (int, error) {
+func (s *Store) reap(ctx context.Context, tx pgx.Tx, c clock, p claimParams) (int, error) {
 	if p.ReapLimit == 0 {
 		return 0, nil
 	}
@@ -177,7 +200,7 @@ func (s *Store) reap(ctx context.Context, tx pgx.Tx, c clock, p ClaimParams) (in
 
 // lease takes up to p.Limit due tasks, earliest first, skipping rows other
 // transactions hold.
-func (s *Store) lease(ctx context.Context, tx pgx.Tx, c clock, p ClaimParams, worker string) ([]ClaimedTask, error) {
+func (s *Store) lease(ctx context.Context, tx pgx.Tx, c clock, p claimParams, worker string) ([]claimedTask, error) {
 	rows, err := tx.Query(ctx, `WITH r AS (
 		SELECT key, at FROM pgwheel_task WHERE namespace = $1 AND place = 'due' AND at <= $2
 		ORDER BY at, key LIMIT $3 FOR UPDATE SKIP LOCKED)
@@ -192,9 +215,9 @@ func (s *Store) lease(ctx context.Context, tx pgx.Tx, c clock, p ClaimParams, wo
 		return nil, err
 	}
 	defer rows.Close()
-	var out []ClaimedTask
+	var out []claimedTask
 	for rows.Next() {
-		var t ClaimedTask
+		var t claimedTask
 		var timeout, base, limit int64
 		if err := rows.Scan(&t.Key, &t.Payload, &t.Attempt, &t.Due, &t.Token, &t.Policy.Type, &timeout,
 			&t.Policy.MaxAttempts, &base, &limit, &t.Added, &t.OriginalDue); err != nil {

@@ -1,18 +1,40 @@
-// Package pgwheel keeps durable delayed tasks in PostgreSQL: the atomic
-// operations of rediswheel's Lua scripts, written in SQL against one
-// clock, the database's. It is the PostgreSQL store a shared worker loop
-// drives (claim, extend, settle) and an application writes to (Add,
-// AddTx, Cancel...); it has no worker loop of its own.
+// Package pgwheel is the PostgreSQL store of package durable: a Store is
+// a durable.Store (the atomic operations of rediswheel's Lua scripts,
+// written in SQL against one clock, the database's) and a
+// durable.Notifier (wake-ups by LISTEN/NOTIFY), so a durable.Queue on it
+// has the whole API: Add, Cancel, Run with a Handler or a Mux, Periodic,
+// Get, List, Stats. Its own extras are Migrate and CheckSchema (the
+// schema), AddTx and AddSQLTx (the enqueue in the caller's transaction)
+// and Listen.
 //
-// Its point over Redis is the enqueue in the application's own
-// transaction: AddTx (pgx) and AddSQLTx (database/sql) store a task in the
-// caller's transaction, so an order and its cancellation timer commit or
-// roll back together:
+// A worked example, an unpaid order cancelled 30 minutes after checkout:
 //
+//	pool, _ := pgxpool.New(ctx, "postgres://...")
+//	if err := pgwheel.Migrate(ctx, pool); err != nil { ... } // once, at deploy time
+//	st, _ := pgwheel.New(pool, "orders")
+//	q, _ := durable.New(st, durable.Options{Lease: 30 * time.Second})
+//
+//	// At checkout, in the transaction that stores the order: the order and
+//	// its timer commit or roll back together.
 //	tx, _ := pool.Begin(ctx)
 //	tx.Exec(ctx, `INSERT INTO orders ...`)
-//	store.AddTx(ctx, tx, pgwheel.NewTask{Key: "order:1001", After: 30 * time.Minute})
+//	st.AddTx(ctx, tx, pgwheel.NewTask{Key: "order:1001", After: 30 * time.Minute})
 //	tx.Commit(ctx) // the task exists, and idle workers are woken, only now
+//
+//	// On payment, from any process:
+//	q.Cancel(ctx, "order:1001")
+//
+//	// In every worker process: the task runs 30 minutes after AddTx by the
+//	// database clock, never earlier, at least once, unless cancelled.
+//	q.Run(ctx, func(ctx context.Context, t durable.Task) error {
+//		return cancelUnpaidOrder(ctx, t.Key)
+//	})
+//
+// Outside a transaction, q.AddAfter(ctx, "order:1001", nil, 30*time.Minute)
+// does the same in one statement of its own. A task added by AddTx has the
+// Queue's policy unless NewTask.Policy says otherwise (durable.Policy's
+// fields are what TaskType, TaskTimeout, TaskMaxAttempts and TaskBackoff
+// set).
 //
 // # Schema
 //
@@ -31,7 +53,7 @@
 //	                                           the newest HistoryLen per task
 //	pgwheel_result    (namespace, key)         how a retained task finished: done or cancelled, and when
 //	pgwheel_queue     namespace                paused namespaces
-//	pgwheel_periodic  (namespace, name)        periodic schedules' positions (PeriodicRegister...)
+//	pgwheel_periodic  (namespace, name)        periodic schedules' positions (Periodic)
 //	sequence pgwheel_token                     fencing tokens, never reused
 //	function pgwheel_clock()                   the database clock, rounded down and up to the ms
 //
@@ -56,26 +78,33 @@
 //
 // # Operations and their guarantees
 //
-//   - Add, Replace, AddTx, AddSQLTx: idempotent by key (an existing key in
+// Each is a method of durable.Store (the Queue calls them; see its doc for
+// what each does) over the SQL operations of the files named after them.
+//
+//   - Add (Replace too, by its requests' mode), AddTx, AddSQLTx: idempotent by key (an existing key in
 //     any state, a retained one included, is left alone); Replace rewrites
 //     a task not in flight, which starts over. A relative due time counts
 //     from clock_timestamp() at the statement, not now() (the
 //     transaction's start), rounded up; an absolute one is rounded up.
-//     Every task of a call is validated before any is stored.
-//   - Claim: reaps expired leases (bounded), then leases up to Limit due
+//     Every task of AddTx and AddSQLTx is validated before any is stored;
+//     Add stores a call's valid requests in one transaction.
+//   - Claim: reaps expired leases (bounded), then leases up to limit due
 //     tasks by the clock read at its start, FOR UPDATE SKIP LOCKED: never
 //     early, never the same task to two claimers, never a task of an
 //     uncommitted transaction. Each delivery gets a fresh fencing token.
 //   - Extend, Settle: fenced; a stale token changes nothing. Settle applies
 //     done, retry (backoff delay given by the caller), dead, release and
 //     later (RetryAfter) as lua/settle.lua, logs the delivery, honours a
-//     Cancel that came in flight, and trims the dead set (DeadCap, 16 per
+//     Cancel that came in flight, and trims the dead set (MaxDead, 16 per
 //     burial) and retained tasks (retention over, MaxRetained).
-//   - Cancel (final), Reschedule, Requeue, Pause, Resume, Get, List (keyset
-//     cursor), Stats: as rediswheel's.
-//   - PeriodicRegister, PeriodicRead, PeriodicAdvance, PeriodicRemove: the
-//     periodic registry of lua/periodic.lua; of processes advancing one
-//     pointer from the same value, exactly one moves it.
+//   - Cancel (final), Reschedule, Requeue, Pause (and resume), Get, Dead,
+//     List (keyset positions), Stats: as rediswheel's, on one partition.
+//   - Periodic: the periodic registry of lua/periodic.lua; of processes
+//     advancing one pointer from the same value, exactly one moves it.
+//   - Errors: a claim failing on credentials, a missing database or schema
+//     (call Migrate) or a missing privilege wraps durable.ErrUnrecoverable,
+//     so Run stops; anything else (the server down or restarting, a cut
+//     connection) is retried by Run, whose pool reconnects by itself.
 //
 // Each operation is one transaction (AddTx and AddSQLTx join the
 // caller's) at READ COMMITTED. Cost: Add is one statement per task (two
@@ -89,7 +118,12 @@
 // scheduled task of its namespace runs pg_notify('pgwheel', "<due ms>
 // <namespace>"), as do Reschedule, Requeue and Resume; PostgreSQL delivers
 // it at commit, so a rolled-back add wakes nobody. A Listener (Listen)
-// receives them for one namespace. They are hints: a worker still polls.
+// receives them for one namespace. A Queue's Run listens through Notify
+// (durable.Notifier) on one connection of the pool, and listens again by
+// itself after losing it, then claims what it may have missed: an idle
+// worker claims a task any process adds for sooner at once, not
+// PollInterval late (TestNotifyWakesAnIdleWorker, TestRunAcrossARestart).
+// They are hints: a worker still polls.
 //
 // # Vacuum and retention
 //
@@ -106,7 +140,8 @@
 // # Differences from rediswheel
 //
 // Keys, namespaces and task types are PostgreSQL text: a NUL byte or
-// invalid UTF-8 is refused with ErrKey (ErrNamespace, ErrArgument); error
-// texts and worker ids are cleaned instead. There are no shards: one
+// invalid UTF-8 is refused with durable.ErrKey (ErrNamespace,
+// durable.ErrTaskOption, durable.ErrPeriodicName); error texts and worker
+// ids are cleaned instead. There are no shards: one
 // namespace is one range of the index, and claimers never block each other.
 package pgwheel

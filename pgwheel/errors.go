@@ -2,16 +2,17 @@ package pgwheel
 
 import "errors"
 
-// Sentinel errors, for errors.Is.
+// Sentinel errors, for errors.Is. Bad input that durable's Queue also
+// checks gets durable's errors, the same on every store: a key PostgreSQL's
+// text cannot hold (a NUL byte, invalid UTF-8) wraps durable.ErrKey, such a
+// task type durable.ErrTaskOption, such a periodic name
+// durable.ErrPeriodicName.
 var (
 	// ErrNamespace reports an empty, too long or malformed namespace.
 	ErrNamespace = errors.New("pgwheel: bad namespace")
-	// ErrKey reports an empty or too long task key, or one PostgreSQL's text
-	// cannot hold (a NUL byte, invalid UTF-8).
-	ErrKey = errors.New("pgwheel: bad task key")
-	// ErrArgument reports any other bad argument: a negative limit, an
-	// unknown outcome or state, a bad cursor, a task type PostgreSQL cannot
-	// store.
+	// ErrArgument reports a bad argument to an operation that the Queue
+	// never sends (a negative limit or lease, a periodic pointer moved
+	// backwards).
 	ErrArgument = errors.New("pgwheel: bad argument")
 	// ErrSchemaTooNew reports a database migrated by a newer pgwheel than
 	// this one: Migrate refuses to touch it, and CheckSchema reports it.
@@ -19,6 +20,4 @@ var (
 	// ErrSchemaTooOld reports a database not migrated to SchemaVersion yet
 	// (CheckSchema): call Migrate.
 	ErrSchemaTooOld = errors.New("pgwheel: database schema is older than this code; call Migrate")
-	// ErrNotFound reports that Get found no task under the key.
-	ErrNotFound = errors.New("pgwheel: task not found")
 )

@@ -5,26 +5,28 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-timingwheel/timingwheel/durable"
+
 	"github.com/stretchr/testify/require"
 )
 
 // expire claims key with a 1 ms lease, optionally confirms the claim by
 // an Extend (of 1 ms too), and waits until the lease has run out by the
 // database clock.
-func expire(t *testing.T, s *Store, p ClaimParams, key string, confirm bool) ClaimedTask {
+func expire(t *testing.T, s *Store, p claimParams, key string, confirm bool) claimedTask {
 	t.Helper()
 	ctx := testCtx(t)
 	p.Lease = time.Millisecond
-	c, err := s.Claim(ctx, p)
+	c, err := s.claim(ctx, p)
 	require.NoError(t, err)
 	require.Len(t, c.Tasks, 1, "claim of %q", key)
 	ct := c.Tasks[0]
 	if confirm {
-		codes, err := s.Extend(ctx, time.Millisecond, []Lease{{key, ct.Token}})
+		codes, err := s.extend(ctx, time.Millisecond, []held{{key, ct.Token}})
 		require.NoError(t, err)
-		require.NotEqual(t, ExtendLost, codes[0])
+		require.NotEqual(t, durable.ExtendLost, codes[0])
 	}
-	info, err := s.Get(ctx, key)
+	info, err := s.get(ctx, key)
 	require.NoError(t, err)
 	waitDBClockPast(t, info.Due)
 	return ct
@@ -44,23 +46,23 @@ func TestLeaseExpiry(t *testing.T) {
 	t.Run("confirmed", func(t *testing.T) {
 		s := newStore(t)
 		ctx := testCtx(t)
-		_, err := s.Add(ctx, NewTask{Key: "k"})
+		_, err := s.add(ctx, NewTask{Key: "k"})
 		require.NoError(t, err)
 		for attempt := 1; attempt <= 2; attempt++ {
 			ct := expire(t, s, claim1, "k", true)
 			require.Equal(t, attempt, ct.Attempt)
-			_, err = s.Claim(ctx, p)
+			_, err = s.claim(ctx, p)
 			require.NoError(t, err)
-			info, err := s.Get(ctx, "k")
+			info, err := s.get(ctx, "k")
 			require.NoError(t, err)
 			require.Equal(t, "lease expired", info.LastError)
 			require.Equal(t, attempt, info.Attempts)
 			require.Len(t, info.History, attempt)
 			require.Equal(t, "lease expired", info.History[attempt-1].Outcome)
 			if attempt < 2 {
-				require.Equal(t, StateRetrying, info.State)
+				require.Equal(t, durable.StateRetrying, info.State)
 			} else {
-				require.Equal(t, StateDead, info.State, "out of attempts")
+				require.Equal(t, durable.StateDead, info.State, "out of attempts")
 			}
 		}
 	})
@@ -68,7 +70,7 @@ func TestLeaseExpiry(t *testing.T) {
 	t.Run("unconfirmed", func(t *testing.T) {
 		s := newStore(t)
 		ctx := testCtx(t)
-		_, err := s.Add(ctx, NewTask{Key: "k", Policy: Policy{MaxAttempts: 1}})
+		_, err := s.add(ctx, NewTask{Key: "k", Policy: durable.Policy{MaxAttempts: 1}})
 		require.NoError(t, err)
 		// A worker that dies before its first heartbeat every time: two
 		// claims are given back (the bound), the third counts, and the task
@@ -76,13 +78,13 @@ func TestLeaseExpiry(t *testing.T) {
 		for claim := 1; claim <= 3; claim++ {
 			ct := expire(t, s, claim1, "k", false)
 			require.Equal(t, 1, ct.Attempt, "claim %d", claim)
-			_, err = s.Claim(ctx, p)
+			_, err = s.claim(ctx, p)
 			require.NoError(t, err)
-			info, err := s.Get(ctx, "k")
+			info, err := s.get(ctx, "k")
 			require.NoError(t, err)
-			want := StateRetrying
+			want := durable.StateRetrying
 			if claim == 3 {
-				want = StateDead
+				want = durable.StateDead
 			}
 			require.Equal(t, want, info.State, "after claim %d", claim)
 		}
@@ -91,30 +93,30 @@ func TestLeaseExpiry(t *testing.T) {
 	t.Run("cancelled in flight", func(t *testing.T) {
 		s := newStore(t)
 		ctx := testCtx(t)
-		_, err := s.Add(ctx, NewTask{Key: "k"})
+		_, err := s.add(ctx, NewTask{Key: "k"})
 		require.NoError(t, err)
 		pr := claim1
 		pr.Retention = time.Hour
-		c, err := s.Claim(ctx, ClaimParams{Limit: 1, Lease: time.Millisecond, MaxAttempts: 2, HistoryLen: 5})
+		c, err := s.claim(ctx, claimParams{Limit: 1, Lease: time.Millisecond, MaxAttempts: 2, HistoryLen: 5})
 		require.NoError(t, err)
 		require.Len(t, c.Tasks, 1)
-		code, _, err := s.Cancel(ctx, "k", time.Hour, 100)
+		code, _, err := s.cancel(ctx, "k", time.Hour, 100)
 		require.NoError(t, err)
-		require.Equal(t, CancelInFlight, code)
-		info, err := s.Get(ctx, "k")
+		require.Equal(t, cancelInFlight, code)
+		info, err := s.get(ctx, "k")
 		require.NoError(t, err)
 		waitDBClockPast(t, info.Due)
 		pr.Limit = 0
-		_, err = s.Claim(ctx, pr)
+		_, err = s.claim(ctx, pr)
 		require.NoError(t, err)
-		info, err = s.Get(ctx, "k")
+		info, err = s.get(ctx, "k")
 		require.NoError(t, err)
-		require.Equal(t, StateCancelled, info.State)
+		require.Equal(t, durable.StateCancelled, info.State)
 		require.Equal(t, "lease expired", info.History[0].Outcome)
 		// Retained: Add of the key stays a no-op.
-		a, err := s.Add(ctx, NewTask{Key: "k"})
+		a, err := s.add(ctx, NewTask{Key: "k"})
 		require.NoError(t, err)
-		require.Equal(t, AddExists, a[0].Status)
+		require.Equal(t, durable.AddExists, a[0].Status)
 	})
 }
 
@@ -125,22 +127,22 @@ func TestTrims(t *testing.T) {
 	ctx := testCtx(t)
 	const n = 6
 	for i := 0; i < n; i++ {
-		_, err := s.Add(ctx, NewTask{Key: fmt.Sprintf("d%d", i)})
+		_, err := s.add(ctx, NewTask{Key: fmt.Sprintf("d%d", i)})
 		require.NoError(t, err)
-		c, err := s.Claim(ctx, ClaimParams{Limit: 1, Lease: time.Hour, MaxAttempts: 1})
+		c, err := s.claim(ctx, claimParams{Limit: 1, Lease: time.Hour, MaxAttempts: 1})
 		require.NoError(t, err)
 		require.Len(t, c.Tasks, 1)
-		st, err := s.Settle(ctx, SettleParams{DeadCap: 4, MaxAttempts: 1},
-			[]Settlement{{Key: c.Tasks[0].Key, Token: c.Tasks[0].Token, Outcome: OutcomeDead, Error: "boom"}})
+		st, err := s.settle(ctx, settleParams{DeadCap: 4, MaxAttempts: 1},
+			[]settlement{{Key: c.Tasks[0].Key, Token: c.Tasks[0].Token, Outcome: durable.OutcomeDead, Error: "boom"}})
 		require.NoError(t, err)
-		require.Equal(t, []SettleCode{SettleDead}, st.Codes)
+		require.Equal(t, []durable.SettleCode{durable.SettleDead}, st.Codes)
 		want := 0
 		if i+1 > 4 {
 			want = 1 // one over the cap
 		}
 		require.Equal(t, want, st.DeadTrimmed, "after %d burials", i+1)
 	}
-	dead, _, err := s.List(ctx, StateDead, "", 100)
+	dead, _, err := s.List(ctx, durable.StateDead, nil, 100)
 	require.NoError(t, err)
 	var keys []string
 	for _, d := range dead {
@@ -151,36 +153,36 @@ func TestTrims(t *testing.T) {
 
 	// Retention: with MaxRetained 2, a third finished task pushes the oldest out.
 	for i := 0; i < 3; i++ {
-		_, err := s.Add(ctx, NewTask{Key: fmt.Sprintf("r%d", i)})
+		_, err := s.add(ctx, NewTask{Key: fmt.Sprintf("r%d", i)})
 		require.NoError(t, err)
-		c, err := s.Claim(ctx, ClaimParams{Limit: 1, Lease: time.Hour, MaxAttempts: 1})
+		c, err := s.claim(ctx, claimParams{Limit: 1, Lease: time.Hour, MaxAttempts: 1})
 		require.NoError(t, err)
 		require.Len(t, c.Tasks, 1)
-		st, err := s.Settle(ctx, SettleParams{MaxAttempts: 1, Retention: time.Hour, MaxRetained: 2},
-			[]Settlement{{Key: c.Tasks[0].Key, Token: c.Tasks[0].Token, Outcome: OutcomeDone}})
+		st, err := s.settle(ctx, settleParams{MaxAttempts: 1, Retention: time.Hour, MaxRetained: 2},
+			[]settlement{{Key: c.Tasks[0].Key, Token: c.Tasks[0].Token, Outcome: durable.OutcomeDone}})
 		require.NoError(t, err)
-		require.Equal(t, []SettleCode{SettleDone}, st.Codes)
+		require.Equal(t, []durable.SettleCode{durable.SettleDone}, st.Codes)
 	}
-	_, err = s.Get(ctx, "r0")
-	require.ErrorIs(t, err, ErrNotFound, "r0 should have been trimmed past MaxRetained")
+	_, err = s.get(ctx, "r0")
+	require.ErrorIs(t, err, durable.ErrNotFound, "r0 should have been trimmed past MaxRetained")
 	for _, k := range []string{"r1", "r2"} {
-		info, err := s.Get(ctx, k)
+		info, err := s.get(ctx, k)
 		require.NoError(t, err)
-		require.Equal(t, StateDone, info.State)
+		require.Equal(t, durable.StateDone, info.State)
 	}
 	// A short retention ends: the next settle or cancel forgets it.
-	_, err = s.Add(ctx, NewTask{Key: "short"})
+	_, err = s.add(ctx, NewTask{Key: "short"})
 	require.NoError(t, err)
-	code, _, err := s.Cancel(ctx, "short", time.Millisecond, 100)
+	code, _, err := s.cancel(ctx, "short", time.Millisecond, 100)
 	require.NoError(t, err)
-	require.Equal(t, CancelScheduled, code)
-	info, err := s.Get(ctx, "short")
+	require.Equal(t, cancelScheduled, code)
+	info, err := s.get(ctx, "short")
 	require.NoError(t, err)
-	require.Equal(t, StateCancelled, info.State)
+	require.Equal(t, durable.StateCancelled, info.State)
 	waitDBClockPast(t, info.Finished.Add(2*time.Millisecond))
-	_, trimmed, err := s.Cancel(ctx, "absent", time.Hour, 100)
+	_, trimmed, err := s.cancel(ctx, "absent", time.Hour, 100)
 	require.NoError(t, err)
 	require.Equal(t, 1, trimmed)
-	_, err = s.Get(ctx, "short")
-	require.ErrorIs(t, err, ErrNotFound)
+	_, err = s.get(ctx, "short")
+	require.ErrorIs(t, err, durable.ErrNotFound)
 }

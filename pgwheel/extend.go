@@ -3,30 +3,53 @@ package pgwheel
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
+
+	"github.com/go-timingwheel/timingwheel/durable"
 )
 
-// ExtendCode is what Extend did with one lease; the numbers are
-// rediswheel's extendCode.
-type ExtendCode int
+// Extend is durable.Store's Extend. A token that is not one of pgwheel's
+// (a decimal) is no current token: ExtendLost.
+func (s *Store) Extend(ctx context.Context, partition int, lease time.Duration, leases []durable.Lease) ([]durable.ExtendCode, error) {
+	ls := make([]held, 0, len(leases))
+	for _, l := range leases {
+		if tok, ok := parseToken(l.Token); ok {
+			ls = append(ls, held{Key: l.Key, Token: tok})
+		}
+	}
+	codes, err := s.extend(ctx, lease, ls)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]durable.ExtendCode, len(leases))
+	j := 0
+	for i, l := range leases {
+		if _, ok := parseToken(l.Token); ok {
+			out[i] = codes[j]
+			j++
+		} // else ExtendLost, the zero code
+	}
+	return out, nil
+}
 
-const (
-	ExtendLost      ExtendCode = 0 // the token is not current: the worker no longer owns the task
-	ExtendOK        ExtendCode = 1 // the lease now ends Lease after the database clock (rounded up)
-	ExtendCancelled ExtendCode = 2 // extended, but Cancel marked it: stop the handler
-)
+// parseToken reads a fencing token as Claim wrote it.
+func parseToken(s string) (int64, bool) {
+	v, err := strconv.ParseInt(s, 10, 64)
+	return v, err == nil
+}
 
-// Lease is one delivery a worker holds.
-type Lease struct {
+// held is one delivery a worker holds.
+type held struct {
 	Key   string
 	Token int64
 }
 
-// Extend pushes each lease the caller still owns (its token is current) to
+// extend pushes each lease the caller still owns (its token is current) to
 // the database clock + lease, rounded up, in one statement, and marks the
-// claim confirmed (see ClaimParams.UnconfirmedBound). A stale token changes
+// claim confirmed (see claimParams.UnconfirmedBound). A stale token changes
 // nothing.
-func (s *Store) Extend(ctx context.Context, lease time.Duration, ls []Lease) ([]ExtendCode, error) {
+func (s *Store) extend(ctx context.Context, lease time.Duration, ls []held) ([]durable.ExtendCode, error) {
 	if lease <= 0 {
 		return nil, fmt.Errorf("%w: extend: lease %v", ErrArgument, lease)
 	}
@@ -44,24 +67,24 @@ func (s *Store) Extend(ctx context.Context, lease time.Duration, ls []Lease) ([]
 		return nil, fmt.Errorf("pgwheel: extend: %w", err)
 	}
 	defer rows.Close()
-	got := make(map[Lease]ExtendCode, len(ls))
+	got := make(map[held]durable.ExtendCode, len(ls))
 	for rows.Next() {
-		var l Lease
+		var l held
 		var cancelled bool
 		if err := rows.Scan(&l.Key, &l.Token, &cancelled); err != nil {
 			return nil, fmt.Errorf("pgwheel: extend: %w", err)
 		}
-		got[l] = ExtendOK
+		got[l] = durable.ExtendOK
 		if cancelled {
-			got[l] = ExtendCancelled
+			got[l] = durable.ExtendCancelled
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("pgwheel: extend: %w", err)
 	}
-	out := make([]ExtendCode, len(ls))
+	out := make([]durable.ExtendCode, len(ls))
 	for i, l := range ls {
-		out[i] = got[l] // ExtendLost when absent
+		out[i] = got[l] // durable.ExtendLost when absent
 	}
 	return out, nil
 }

@@ -2,76 +2,43 @@ package pgwheel
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/go-timingwheel/timingwheel/durable"
 
 	"github.com/jackc/pgx/v5"
 )
 
-// State is where a task is in its life; the spellings are rediswheel's.
-//
-//	scheduled  place due, never delivered yet (or replaced since)
-//	retrying   place due after an attempt was counted or an error recorded
-//	in flight  place lease
-//	dead       place dead
-//	done       place kept, result done (retained)
-//	cancelled  place kept, result cancelled (retained)
-type State string
-
-const (
-	StateScheduled State = "scheduled"
-	StateRetrying  State = "retrying"
-	StateInFlight  State = "in flight"
-	StateDead      State = "dead"
-	StateDone      State = "done"
-	StateCancelled State = "cancelled"
-)
-
-// TaskInfo is what Get and List tell about one task, read from one
-// snapshot. Times are by the database clock, to the millisecond; zero when
-// not applicable. The fields mean what rediswheel's TaskInfo's mean.
-type TaskInfo struct {
-	Key         string
-	Type        string
-	State       State
-	Due         time.Time // next delivery (scheduled, retrying) or lease end (in flight)
-	OriginalDue time.Time
-	Attempts    int
-	LastError   string
-	PayloadSize int
-	Added       time.Time
-	Started     time.Time // when its last delivery began
-	Finished    time.Time // when it died (dead) or finished (done, cancelled)
-	Timeout     time.Duration
-	MaxAttempts int
-	History     []Delivery // oldest first
-}
-
-// Delivery is one past delivery of a task: a row of the execution log.
-type Delivery struct {
-	Attempt    int
-	Worker     string
-	Start, End time.Time
-	Outcome    string // done, retry, dead, release, later, cancelled, lease expired
-	Error      string
-}
-
-// Get reads one task; ErrNotFound when the key is in no state.
-func (s *Store) Get(ctx context.Context, key string) (TaskInfo, error) {
-	if err := checkKey(key); err != nil {
-		return TaskInfo{}, err
+// Get is durable.Store's Get.
+func (s *Store) Get(ctx context.Context, key string) (*durable.TaskInfo, error) {
+	i, err := s.get(ctx, key)
+	if errors.Is(err, durable.ErrNotFound) {
+		return nil, nil
 	}
-	var infos []TaskInfo
+	if err != nil {
+		return nil, err
+	}
+	return &i, nil
+}
+
+// get reads one task; durable.ErrNotFound when the key is in no state.
+func (s *Store) get(ctx context.Context, key string) (durable.TaskInfo, error) {
+	if err := checkKey(key); err != nil {
+		return durable.TaskInfo{}, err
+	}
+	var infos []durable.TaskInfo
 	err := s.inTx(ctx, snapshotTx, func(tx pgx.Tx) error {
 		var err error
 		infos, err = s.infos(ctx, tx, []string{key})
 		return err
 	})
 	if err != nil {
-		return TaskInfo{}, fmt.Errorf("pgwheel: get %q: %w", key, err)
+		return durable.TaskInfo{}, fmt.Errorf("pgwheel: get %q: %w", key, err)
 	}
 	if len(infos) == 0 {
-		return TaskInfo{}, fmt.Errorf("%w: %q", ErrNotFound, key)
+		return durable.TaskInfo{}, fmt.Errorf("%w: %q", durable.ErrNotFound, key)
 	}
 	return infos[0], nil
 }
@@ -80,7 +47,7 @@ func (s *Store) Get(ctx context.Context, key string) (TaskInfo, error) {
 var snapshotTx = pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
 
 // infos reads the tasks of keys that exist, in the order of keys.
-func (s *Store) infos(ctx context.Context, tx pgx.Tx, keys []string) ([]TaskInfo, error) {
+func (s *Store) infos(ctx context.Context, tx pgx.Tx, keys []string) ([]durable.TaskInfo, error) {
 	rows, err := tx.Query(ctx, `SELECT t.key, t.type, t.place, t.at, t.original_due, t.attempts, t.last_error,
 		t.payload_size, t.added, t.started, t.timeout_ms, t.max_attempts, r.state, r.finished
 		FROM pgwheel_task t LEFT JOIN pgwheel_result r USING (namespace, key)
@@ -88,9 +55,9 @@ func (s *Store) infos(ctx context.Context, tx pgx.Tx, keys []string) ([]TaskInfo
 	if err != nil {
 		return nil, err
 	}
-	byKey := make(map[string]*TaskInfo, len(keys))
+	byKey := make(map[string]*durable.TaskInfo, len(keys))
 	for rows.Next() {
-		var i TaskInfo
+		var i durable.TaskInfo
 		var place string
 		var at time.Time
 		var started, finished *time.Time
@@ -108,18 +75,18 @@ func (s *Store) infos(ctx context.Context, tx pgx.Tx, keys []string) ([]TaskInfo
 		}
 		switch place {
 		case "due":
-			i.State, i.Due = StateScheduled, at.UTC()
+			i.State, i.Due = durable.StateScheduled, at.UTC()
 			if i.Attempts > 0 || i.LastError != "" {
-				i.State = StateRetrying
+				i.State = durable.StateRetrying
 			}
 		case "lease":
-			i.State, i.Due = StateInFlight, at.UTC()
+			i.State, i.Due = durable.StateInFlight, at.UTC()
 		case "dead":
-			i.State, i.Finished = StateDead, at.UTC()
+			i.State, i.Finished = durable.StateDead, at.UTC()
 		case "kept":
-			i.State = StateDone // a retained task without a result reads as done, as in rediswheel
-			if result != nil && *result == string(StateCancelled) {
-				i.State = StateCancelled
+			i.State = durable.StateDone // a retained task without a result reads as done, as in rediswheel
+			if result != nil && *result == string(durable.StateCancelled) {
+				i.State = durable.StateCancelled
 			}
 			if finished != nil {
 				i.Finished = finished.UTC()
@@ -140,7 +107,7 @@ func (s *Store) infos(ctx context.Context, tx pgx.Tx, keys []string) ([]TaskInfo
 	}
 	for rows.Next() {
 		var key string
-		var d Delivery
+		var d durable.Delivery
 		if err := rows.Scan(&key, &d.Attempt, &d.Worker, &d.Start, &d.End, &d.Outcome, &d.Error); err != nil {
 			rows.Close()
 			return nil, err
@@ -153,7 +120,7 @@ func (s *Store) infos(ctx context.Context, tx pgx.Tx, keys []string) ([]TaskInfo
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	out := make([]TaskInfo, 0, len(byKey))
+	out := make([]durable.TaskInfo, 0, len(byKey))
 	for _, k := range keys {
 		if i := byKey[k]; i != nil {
 			out = append(out, *i)

@@ -4,6 +4,7 @@ module github.com/go-timingwheel/timingwheel/pgwheel
 go 1.25.0
 
 require (
+	github.com/go-timingwheel/timingwheel/durable v0.0.0-00010101000000-000000000000
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/stretchr/testify v1.11.1
 	go.uber.org/goleak v1.3.0
@@ -21,3 +22,5 @@ require (
 	golang.org/x/text v0.41.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
+
+replace github.com/go-timingwheel/timingwheel/durable => ../durable

@@ -3,48 +3,48 @@ package pgwheel
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/go-timingwheel/timingwheel/durable"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-// MaxListLimit bounds one List page.
-const MaxListLimit = 1000
-
-// List pages through the tasks in state, ordered by their time in that
-// state (due time, lease end, death, end of retention), then key, from the
-// position cursor ("" for the start); next is "" after the last page. The
-// cursor is a position (keyset pagination on the index pgwheel_task_place_at):
+// List is durable.Store's List, in one snapshot (there is one partition):
+// it pages through the tasks in state, ordered by their time in that
+// state (due time, lease end, death, end of retention), then key, after
+// the position after (nil for the start); next is nil after the last page.
+// The position is a key of the index pgwheel_task_place_at (keyset paging):
 // a task that stays put is listed exactly once whatever changes around it;
 // one that moves may be listed twice or not at all. Each page is one
 // snapshot.
-func (s *Store) List(ctx context.Context, state State, cursor string, limit int) (tasks []TaskInfo, next string, err error) {
+func (s *Store) List(ctx context.Context, state durable.State, after *durable.ListPos, limit int) (tasks []durable.TaskInfo, next *durable.ListPos, err error) {
 	place, filter := "", ""
 	switch state {
-	case StateScheduled:
+	case durable.StateScheduled:
 		place, filter = "due", "AND t.attempts = 0 AND t.last_error = ''"
-	case StateRetrying:
+	case durable.StateRetrying:
 		place, filter = "due", "AND (t.attempts > 0 OR t.last_error <> '')"
-	case StateInFlight:
+	case durable.StateInFlight:
 		place = "lease"
-	case StateDead:
+	case durable.StateDead:
 		place = "dead"
-	case StateDone:
+	case durable.StateDone:
 		place, filter = "kept", "AND coalesce(r.state, 'done') = 'done'"
-	case StateCancelled:
+	case durable.StateCancelled:
 		place, filter = "kept", "AND r.state = 'cancelled'"
 	default:
-		return nil, "", fmt.Errorf("%w: list: unknown state %q", ErrArgument, state)
+		return nil, nil, fmt.Errorf("%w: %q", durable.ErrState, state)
 	}
-	if limit < 1 || limit > MaxListLimit {
-		return nil, "", fmt.Errorf("%w: list: limit %d (want 1..%d)", ErrArgument, limit, MaxListLimit)
+	if limit < 1 || limit > durable.MaxListLimit {
+		return nil, nil, fmt.Errorf("%w: %d (want 1..%d)", durable.ErrLimit, limit, durable.MaxListLimit)
 	}
-	afterAt, afterKey, err := parseCursor(cursor)
-	if err != nil {
-		return nil, "", err
+	afterAt := pgtype.Timestamptz{InfinityModifier: pgtype.NegativeInfinity, Valid: true} // before every time
+	afterKey := ""
+	if after != nil {
+		afterAt = pgtype.Timestamptz{Time: time.UnixMilli(after.At), Valid: true}
+		afterKey = after.Key
 	}
 	err = s.inTx(ctx, snapshotTx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `SELECT t.key, t.at FROM pgwheel_task t
@@ -64,14 +64,14 @@ func (s *Store) List(ctx context.Context, state State, cursor string, limit int)
 			}
 			keys = append(keys, k)
 			if len(keys) == limit {
-				next = formatCursor(last, k)
+				next = &durable.ListPos{At: last.UnixMilli(), Key: k}
 			}
 		}
 		if err := rows.Err(); err != nil {
 			return err
 		}
 		if len(keys) <= limit {
-			next = "" // no row past this page
+			next = nil // no row past this page
 		} else {
 			keys = keys[:limit]
 		}
@@ -79,24 +79,7 @@ func (s *Store) List(ctx context.Context, state State, cursor string, limit int)
 		return err
 	})
 	if err != nil {
-		return nil, "", fmt.Errorf("pgwheel: list %s: %w", state, err)
+		return nil, nil, fmt.Errorf("pgwheel: list %s: %w", state, err)
 	}
 	return tasks, next, nil
-}
-
-// A cursor is "<at, Unix µs>|<key>".
-func formatCursor(at time.Time, key string) string {
-	return strconv.FormatInt(at.UnixMicro(), 10) + "|" + key
-}
-
-func parseCursor(c string) (pgtype.Timestamptz, string, error) {
-	if c == "" {
-		return pgtype.Timestamptz{InfinityModifier: pgtype.NegativeInfinity, Valid: true}, "", nil // before every time
-	}
-	us, key, ok := strings.Cut(c, "|")
-	n, err := strconv.ParseInt(us, 10, 64)
-	if !ok || err != nil {
-		return pgtype.Timestamptz{}, "", fmt.Errorf("%w: list cursor %q", ErrArgument, c)
-	}
-	return pgtype.Timestamptz{Time: time.UnixMicro(n), Valid: true}, key, nil
 }

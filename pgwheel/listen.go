@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-timingwheel/timingwheel/durable"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -69,8 +70,70 @@ func (l *Listener) Wait(ctx context.Context) (time.Time, error) {
 }
 
 // Close closes the Listener's connection (rather than returning a
-// connection that LISTENs to the pool).
+// connection that LISTENs to the pool), waiting at most closeTimeout for
+// the server to hear it: a server that is gone cannot.
 func (l *Listener) Close() {
-	l.conn.Conn().Close(context.Background()) //nolint:errcheck // closing a connection we drop anyway
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	l.conn.Conn().Close(ctx) //nolint:errcheck // closing a connection we drop anyway
 	l.conn.Release()
+}
+
+const closeTimeout = 5 * time.Second
+
+// Pauses between failed attempts to listen: the first after a failure,
+// doubled at each failure in a row up to the last, so that a worker listens
+// again within notifyRetryMax of a restarted server's return (it refuses
+// connections until it has replayed its WAL) without hammering one that
+// stays down.
+const (
+	notifyRetryMin = 100 * time.Millisecond
+	notifyRetryMax = 2 * time.Second
+)
+
+var _ durable.Notifier = (*Store)(nil)
+
+// Notify is durable.Notifier's Notify: a durable.Queue's Run on the Store
+// calls it, so that its idle workers are woken by the wake-ups of every
+// process (see Listener). It holds one connection of the pool while it
+// listens. When the connection is lost (the server restarted, the
+// connection cut) it reports the error and listens again on a new one,
+// pausing between failed attempts (notifyRetryMin doubling to
+// notifyRetryMax), then calls wake(0) for the wake-ups it may have missed.
+func (s *Store) Notify(ctx context.Context, wake func(due int64), report func(error)) {
+	pause := notifyRetryMin
+	for {
+		listened, err := s.listenOnce(ctx, wake)
+		if ctx.Err() != nil {
+			return
+		}
+		report(err)
+		if listened {
+			pause = notifyRetryMin // a new run of failures starts short
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, notifyRetryMax)
+	}
+}
+
+// listenOnce listens on one connection until it fails, passing each
+// wake-up to wake, and returns the failure and whether it listened.
+func (s *Store) listenOnce(ctx context.Context, wake func(due int64)) (listened bool, err error) {
+	l, err := s.Listen(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer l.Close()
+	wake(0) // what was stored while nobody listened
+	for {
+		due, err := l.Wait(ctx)
+		if err != nil {
+			return true, err
+		}
+		wake(due.UnixMilli())
+	}
 }

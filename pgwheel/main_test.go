@@ -37,6 +37,19 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := func() int {
+		if schema := os.Getenv(victimSchemaEnv); schema != "" {
+			// A child process of TestWorkerKilledMidBatch: it works in its
+			// parent's schema, and is killed, so it leaves nothing to drop.
+			ctx, cancel := context.WithTimeout(context.Background(), patience)
+			defer cancel()
+			testSchema = schema
+			var err error
+			if sharedPool, err = poolIn(ctx, schema, 8, victimApp); err != nil {
+				fmt.Fprintln(os.Stderr, "pgwheel victim:", err)
+				return 1
+			}
+			return m.Run()
+		}
 		if dsn != "" {
 			cleanup, err := setupSchema()
 			if err != nil {
@@ -77,7 +90,7 @@ func setupSchema() (func(), error) {
 			c.Close(ctx)
 		}
 	}
-	if sharedPool, err = poolIn(ctx, testSchema, 8); err != nil {
+	if sharedPool, err = poolIn(ctx, testSchema, 8, ""); err != nil {
 		drop()
 		return nil, err
 	}
@@ -89,13 +102,17 @@ func setupSchema() (func(), error) {
 	return func() { sharedPool.Close(); drop() }, nil
 }
 
-// poolIn opens a pool whose connections resolve pgwheel's tables in schema.
-func poolIn(ctx context.Context, schema string, size int32) (*pgxpool.Pool, error) {
+// poolIn opens a pool whose connections resolve pgwheel's tables in schema,
+// named app in pg_stat_activity when app is not "".
+func poolIn(ctx context.Context, schema string, size int32, app string) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, err
 	}
 	cfg.ConnConfig.RuntimeParams["search_path"] = schema
+	if app != "" {
+		cfg.ConnConfig.RuntimeParams["application_name"] = app
+	}
 	cfg.MaxConns = size
 	return pgxpool.NewWithConfig(ctx, cfg)
 }

@@ -27,7 +27,7 @@ func TestMigrate(t *testing.T) {
 	_, err := sharedPool.Exec(ctx, "CREATE SCHEMA "+schema)
 	require.NoError(t, err)
 	t.Cleanup(func() { sharedPool.Exec(testCtx(t), "DROP SCHEMA "+schema+" CASCADE") }) //nolint:errcheck
-	pool, err := poolIn(ctx, schema, 4)
+	pool, err := poolIn(ctx, schema, 4, "")
 	require.NoError(t, err)
 	defer pool.Close()
 

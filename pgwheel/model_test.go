@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-timingwheel/timingwheel/durable"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -64,19 +66,19 @@ type mtask struct {
 	history                       []string // "attempt outcome error"
 }
 
-func (mt *mtask) state() State {
+func (mt *mtask) state() durable.State {
 	switch mt.place {
 	case "due":
 		if mt.attempts > 0 || mt.lastErr != "" {
-			return StateRetrying
+			return durable.StateRetrying
 		}
-		return StateScheduled
+		return durable.StateScheduled
 	case "lease":
-		return StateInFlight
+		return durable.StateInFlight
 	case "dead":
-		return StateDead
+		return durable.StateDead
 	}
-	return State(mt.result)
+	return durable.State(mt.result)
 }
 
 type model struct {
@@ -152,9 +154,9 @@ func (m *model) step(step int) {
 	switch op := m.r.IntN(20); {
 	case op < 4: // Add or Replace
 		key, at, replace := m.key(), m.anyTime(), m.r.IntN(4) == 0
-		pol := Policy{}
+		pol := durable.Policy{}
 		if m.r.IntN(3) == 0 {
-			pol = Policy{Type: "typed", MaxAttempts: 1 + m.r.IntN(4)}
+			pol = durable.Policy{Type: "typed", MaxAttempts: 1 + m.r.IntN(4)}
 		}
 		payload := fmt.Sprintf("payload %d", step)
 		nt := NewTask{Key: key, Payload: []byte(payload), At: at, Policy: pol}
@@ -162,19 +164,19 @@ func (m *model) step(step int) {
 		var err error
 		m.around(func() {
 			if replace {
-				got, err = m.s.Replace(ctx, nt)
+				got, err = m.s.replace(ctx, nt)
 			} else {
-				got, err = m.s.Add(ctx, nt)
+				got, err = m.s.add(ctx, nt)
 			}
 		})
 		require.NoError(t, err)
-		want := AddStored
+		want := durable.AddStored
 		mt := m.tasks[key]
 		switch {
 		case mt != nil && !replace:
-			want = AddExists
+			want = durable.AddExists
 		case mt != nil && mt.place == "lease":
-			want = AddInFlight
+			want = durable.AddInFlight
 		default:
 			m.tasks[key] = &mtask{place: "due", at: exactly(at), originalDue: at, payload: payload,
 				typ: pol.Type, ownMax: pol.MaxAttempts}
@@ -184,9 +186,9 @@ func (m *model) step(step int) {
 		limit := 1 + m.r.IntN(4)
 		p := hourLease
 		p.Limit, p.MaxAttempts, p.HistoryLen, p.Retention = limit, modelMaxAttempts, modelHistoryLen, m.retention
-		var c Claimed
+		var c claimed
 		var err error
-		m.around(func() { c, err = m.s.Claim(ctx, p) })
+		m.around(func() { c, err = m.s.claim(ctx, p) })
 		require.NoError(t, err)
 		require.Equal(t, m.paused, c.Paused)
 		var due []string
@@ -230,86 +232,86 @@ func (m *model) step(step int) {
 			return
 		}
 		tok, stale := m.pickToken(mt)
-		var codes []ExtendCode
+		var codes []durable.ExtendCode
 		var err error
-		m.around(func() { codes, err = m.s.Extend(ctx, modelLease, []Lease{{key, tok}}) })
+		m.around(func() { codes, err = m.s.extend(ctx, modelLease, []held{{key, tok}}) })
 		require.NoError(t, err)
-		want := ExtendLost
+		want := durable.ExtendLost
 		if !stale {
-			want = ExtendOK
+			want = durable.ExtendOK
 			if mt.cancelReq {
-				want = ExtendCancelled
+				want = durable.ExtendCancelled
 			}
 			mt.at = m.clockAfter(modelLease)
 		}
-		require.Equal(t, []ExtendCode{want}, codes, "step %d: extend %q", step, key)
+		require.Equal(t, []durable.ExtendCode{want}, codes, "step %d: extend %q", step, key)
 	case op < 15: // Settle one or two deliveries
-		var ss []Settlement
+		var ss []settlement
 		for i := 0; i < 1+m.r.IntN(2); i++ {
 			key, mt := m.leased()
 			if mt == nil {
 				break
 			}
 			tok, _ := m.pickToken(mt)
-			outcomes := []Outcome{OutcomeDone, OutcomeRetry, OutcomeDead, OutcomeRelease, OutcomeLater}
-			ss = append(ss, Settlement{Key: key, Token: tok, Outcome: outcomes[m.r.IntN(len(outcomes))],
+			outcomes := []durable.OutcomeKind{durable.OutcomeDone, durable.OutcomeRetry, durable.OutcomeDead, durable.OutcomeRelease, durable.OutcomeLater}
+			ss = append(ss, settlement{Key: key, Token: tok, Outcome: outcomes[m.r.IntN(len(outcomes))],
 				Delay: m.anyDelay(), Error: fmt.Sprintf("err %d.%d", step, i)})
 		}
 		if len(ss) == 0 {
 			return
 		}
-		p := SettleParams{DeadCap: 1000, MaxAttempts: modelMaxAttempts, HistoryLen: modelHistoryLen,
+		p := settleParams{DeadCap: 1000, MaxAttempts: modelMaxAttempts, HistoryLen: modelHistoryLen,
 			Retention: m.retention, MaxRetained: 1000, MaxPostponements: modelMaxPostpone}
-		var got Settled
+		var got settled
 		var err error
-		m.around(func() { got, err = m.s.Settle(ctx, p, ss) })
+		m.around(func() { got, err = m.s.settle(ctx, p, ss) })
 		require.NoError(t, err)
-		want := make([]SettleCode, len(ss))
+		want := make([]durable.SettleCode, len(ss))
 		for i, st := range ss {
 			want[i] = m.settle(st)
 		}
 		require.Equal(t, want, got.Codes, "step %d: settle %+v", step, ss)
 	case op < 17: // Cancel
 		key := m.key()
-		var code CancelCode
+		var code cancelCode
 		var err error
-		m.around(func() { code, _, err = m.s.Cancel(ctx, key, m.retention, 1000) })
+		m.around(func() { code, _, err = m.s.cancel(ctx, key, m.retention, 1000) })
 		require.NoError(t, err)
-		want := CancelUnknown
+		want := cancelUnknown
 		if mt := m.tasks[key]; mt != nil {
 			switch mt.place {
 			case "due":
-				want = CancelScheduled
+				want = cancelScheduled
 				m.retire(key, "cancelled")
 			case "dead":
-				want = CancelDead
+				want = cancelDead
 				m.retire(key, "cancelled")
 			case "lease":
-				want = CancelInFlight
+				want = cancelInFlight
 				mt.cancelReq = true
 			case "kept":
-				want = CancelForgotten
+				want = cancelForgotten
 				delete(m.tasks, key)
 			}
 		}
 		require.Equal(t, want, code, "step %d: cancel %q", step, key)
 	case op < 18: // Reschedule
 		key, at := m.key(), m.anyTime()
-		code, err := m.s.Reschedule(ctx, key, at)
+		code, err := m.s.reschedule(ctx, key, at)
 		require.NoError(t, err)
-		want := RescheduleNone
+		want := durable.RescheduleMissing
 		if mt := m.tasks[key]; mt != nil && mt.place == "due" {
-			want = RescheduleMoved
+			want = durable.RescheduleMoved
 			mt.at, mt.originalDue = exactly(at), at
 		} else if mt != nil && mt.place == "lease" {
-			want = RescheduleInFlight
+			want = durable.RescheduleInFlight
 		}
 		require.Equal(t, want, code, "step %d: reschedule %q", step, key)
 	case op < 19: // Requeue
 		key := m.key()
 		var ok bool
 		var err error
-		m.around(func() { ok, err = m.s.Requeue(ctx, key) })
+		m.around(func() { ok, _, err = m.s.requeue(ctx, key) })
 		require.NoError(t, err)
 		mt := m.tasks[key]
 		wasDead := mt != nil && mt.place == "dead"
@@ -319,9 +321,9 @@ func (m *model) step(step int) {
 		}
 	default: // Pause or Resume
 		if m.paused {
-			require.NoError(t, m.s.Resume(ctx))
+			require.NoError(t, m.s.resume(ctx))
 		} else {
-			require.NoError(t, m.s.Pause(ctx))
+			require.NoError(t, m.s.pause(ctx))
 		}
 		m.paused = !m.paused
 	}
@@ -340,23 +342,23 @@ func (m *model) pickToken(mt *mtask) (int64, bool) {
 }
 
 // settle applies one settlement to the model as lua/settle.lua would.
-func (m *model) settle(st Settlement) SettleCode {
+func (m *model) settle(st settlement) durable.SettleCode {
 	mt := m.tasks[st.Key]
 	if mt == nil || mt.place != "lease" || mt.token != st.Token {
-		return SettleRejected
+		return durable.SettleRejected
 	}
 	outcome := string(st.Outcome)
 	if mt.cancelReq {
 		outcome = "cancelled"
 	}
-	code := SettleRejected
+	code := durable.SettleRejected
 	if outcome == "later" {
 		if mt.postponements < modelMaxPostpone {
 			mt.postponements++
 			mt.attempts--
 			m.requeueAt(mt, st.Delay)
 			mt.lastErr = st.Error
-			code = SettlePostponed
+			code = durable.SettlePostponed
 		} else {
 			outcome = "retry"
 		}
@@ -379,21 +381,21 @@ func (m *model) settle(st Settlement) SettleCode {
 	switch outcome {
 	case "done", "cancelled":
 		m.retire(st.Key, outcome)
-		code = SettleDone
+		code = durable.SettleDone
 		if outcome == "cancelled" {
-			code = SettleCancelled
+			code = durable.SettleCancelled
 		}
 	case "release":
 		mt.attempts--
 		m.requeueAt(mt, 0)
-		code = SettleReleased
+		code = durable.SettleReleased
 	case "dead":
 		mt.place, mt.at, mt.lastErr, mt.token = "dead", m.clockAfter(0), st.Error, 0
-		code = SettleDead
+		code = durable.SettleDead
 	case "retry":
 		m.requeueAt(mt, st.Delay)
 		mt.lastErr = st.Error
-		code = SettleRetry
+		code = durable.SettleRetry
 	}
 	return code
 }
@@ -417,10 +419,10 @@ func (m *model) retire(key, state string) {
 func (m *model) compareGets() {
 	t := m.t
 	for _, key := range m.keys {
-		info, err := m.s.Get(testCtx(t), key)
+		info, err := m.s.get(testCtx(t), key)
 		mt := m.tasks[key]
 		if mt == nil {
-			require.ErrorIs(t, err, ErrNotFound, "%q should not exist", key)
+			require.ErrorIs(t, err, durable.ErrNotFound, "%q should not exist", key)
 			continue
 		}
 		require.NoError(t, err, key)
@@ -456,14 +458,14 @@ func adopt(t *testing.T, key string, want interval, got time.Time) interval {
 // compareLists pages through every state two tasks at a time.
 func (m *model) compareLists() {
 	t := m.t
-	for _, st := range []State{StateScheduled, StateRetrying, StateInFlight, StateDead, StateDone, StateCancelled} {
+	for _, st := range []durable.State{durable.StateScheduled, durable.StateRetrying, durable.StateInFlight, durable.StateDead, durable.StateDone, durable.StateCancelled} {
 		var want []string
 		for k, mt := range m.tasks {
 			if mt.state() == st {
 				want = append(want, k)
 			}
 		}
-		ordered := st != StateDone && st != StateCancelled // the model does not know when retention ends
+		ordered := st != durable.StateDone && st != durable.StateCancelled // the model does not know when retention ends
 		if ordered {
 			slices.SortFunc(want, func(a, b string) int {
 				if d := m.tasks[a].at.lo.Compare(m.tasks[b].at.lo); d != 0 {
@@ -475,7 +477,7 @@ func (m *model) compareLists() {
 			slices.Sort(want)
 		}
 		var got []string
-		cursor := ""
+		var cursor *durable.ListPos
 		for pages := 0; ; pages++ {
 			require.Less(t, pages, 100, "list %s does not end", st)
 			tasks, next, err := m.s.List(testCtx(t), st, cursor, 2)
@@ -484,7 +486,7 @@ func (m *model) compareLists() {
 				require.Equal(t, st, i.State)
 				got = append(got, i.Key)
 			}
-			if next == "" {
+			if next == nil {
 				break
 			}
 			cursor = next
@@ -497,16 +499,19 @@ func (m *model) compareLists() {
 }
 
 func (m *model) compareStats() {
-	st, err := m.s.Stats(testCtx(m.t))
+	sts, err := m.s.Stats(testCtx(m.t))
 	require.NoError(m.t, err)
-	var want Stats
+	require.Len(m.t, sts, 1, "one partition")
+	st := sts[0]
+	now := dbClock(m.t) // every due time is an hour away from it
+	var want durable.ShardStats
 	for _, mt := range m.tasks {
 		switch mt.place {
 		case "due":
-			if mt.at.lo.After(st.Now) {
-				want.Later++
+			if mt.at.lo.After(now) {
+				want.Scheduled++
 			} else {
-				want.DueNow++
+				want.Due++
 			}
 		case "lease":
 			want.InFlight++
@@ -516,6 +521,6 @@ func (m *model) compareStats() {
 			want.Retained++
 		}
 	}
-	require.Equal(m.t, []any{want.DueNow, want.Later, want.InFlight, want.Dead, want.Retained, m.paused},
-		[]any{st.DueNow, st.Later, st.InFlight, st.Dead, st.Retained, st.Paused})
+	require.Equal(m.t, []any{want.Due, want.Scheduled, want.InFlight, want.Dead, want.Retained, m.paused},
+		[]any{st.Due, st.Scheduled, st.InFlight, st.Dead, st.Retained, st.Paused})
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-timingwheel/timingwheel/durable"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/stretchr/testify/require"
@@ -15,15 +17,15 @@ import (
 
 // hourLease keeps every lease of a test that does not test expiry alive
 // for the whole test.
-var hourLease = ClaimParams{Limit: 128, Lease: time.Hour, MaxAttempts: 3, ReapLimit: 128, DeadCap: 1000,
+var hourLease = claimParams{Limit: 128, Lease: time.Hour, MaxAttempts: 3, ReapLimit: 128, DeadCap: 1000,
 	HistoryLen: 10, WorkerID: "w", UnconfirmedBound: 3}
 
 // claimAll claims until key is leased, within patience.
-func claimUntil(t *testing.T, s *Store, key string) (Claimed, ClaimedTask) {
+func claimUntil(t *testing.T, s *Store, key string) (claimed, claimedTask) {
 	t.Helper()
 	deadline := time.Now().Add(patience)
 	for {
-		c, err := s.Claim(testCtx(t), hourLease)
+		c, err := s.claim(testCtx(t), hourLease)
 		require.NoError(t, err)
 		for _, ct := range c.Tasks {
 			if ct.Key == key {
@@ -47,9 +49,9 @@ func TestNeverEarly(t *testing.T) {
 	for i, d := range []time.Duration{0, 1, 999 * time.Microsecond, time.Millisecond, 1500 * time.Microsecond, 3*time.Millisecond + 1, 20 * time.Millisecond} {
 		key := fmt.Sprintf("k%d", i)
 		before := dbClock(t)
-		a, err := s.Add(ctx, NewTask{Key: key, After: d})
+		a, err := s.add(ctx, NewTask{Key: key, After: d})
 		require.NoError(t, err)
-		require.Equal(t, AddStored, a[0].Status)
+		require.Equal(t, durable.AddStored, a[0].Status)
 		earliest := before.Add(d)
 		if d == 0 {
 			// At once is the call's millisecond, rounded down as every
@@ -65,7 +67,7 @@ func TestNeverEarly(t *testing.T) {
 	}
 	// An absolute time with a sub-millisecond part is rounded up, never down.
 	at := dbClock(t).Add(5 * time.Millisecond).Truncate(time.Millisecond).Add(300 * time.Microsecond)
-	a, err := s.Add(ctx, NewTask{Key: "abs", At: at})
+	a, err := s.add(ctx, NewTask{Key: "abs", At: at})
 	require.NoError(t, err)
 	require.Equal(t, at.Truncate(time.Millisecond).Add(time.Millisecond), a[0].Due)
 	c, _ := claimUntil(t, s, "abs")
@@ -96,20 +98,20 @@ func TestAddTxCountsFromTheCall(t *testing.T) {
 func TestFencing(t *testing.T) {
 	s := newStore(t)
 	ctx := testCtx(t)
-	_, err := s.Add(ctx, NewTask{Key: "k"})
+	_, err := s.add(ctx, NewTask{Key: "k"})
 	require.NoError(t, err)
 	short := hourLease
 	short.Lease = time.Millisecond
-	c1, err := s.Claim(ctx, short)
+	c1, err := s.claim(ctx, short)
 	require.NoError(t, err)
 	require.Len(t, c1.Tasks, 1)
 	first := c1.Tasks[0]
-	info, err := s.Get(ctx, "k")
+	info, err := s.get(ctx, "k")
 	require.NoError(t, err)
-	require.Equal(t, StateInFlight, info.State)
+	require.Equal(t, durable.StateInFlight, info.State)
 	waitDBClockPast(t, info.Due)
 
-	c2, err := s.Claim(ctx, hourLease) // reaps the expired lease, leases again
+	c2, err := s.claim(ctx, hourLease) // reaps the expired lease, leases again
 	require.NoError(t, err)
 	require.Len(t, c2.Tasks, 1)
 	second := c2.Tasks[0]
@@ -118,29 +120,29 @@ func TestFencing(t *testing.T) {
 	// lost reply, so its attempt was given back.
 	require.Equal(t, 1, second.Attempt)
 
-	leased, err := s.Get(ctx, "k")
+	leased, err := s.get(ctx, "k")
 	require.NoError(t, err)
-	codes, err := s.Extend(ctx, 3*time.Hour, []Lease{{"k", first.Token}})
+	codes, err := s.extend(ctx, 3*time.Hour, []held{{"k", first.Token}})
 	require.NoError(t, err)
-	require.Equal(t, []ExtendCode{ExtendLost}, codes)
-	info, err = s.Get(ctx, "k")
+	require.Equal(t, []durable.ExtendCode{durable.ExtendLost}, codes)
+	info, err = s.get(ctx, "k")
 	require.NoError(t, err)
 	require.Equal(t, leased.Due, info.Due, "a stale extend moved the lease")
-	st, err := s.Settle(ctx, SettleParams{MaxAttempts: 3, HistoryLen: 10, DeadCap: 10}, []Settlement{{Key: "k", Token: first.Token, Outcome: OutcomeDone}})
+	st, err := s.settle(ctx, settleParams{MaxAttempts: 3, HistoryLen: 10, DeadCap: 10}, []settlement{{Key: "k", Token: first.Token, Outcome: durable.OutcomeDone}})
 	require.NoError(t, err)
-	require.Equal(t, []SettleCode{SettleRejected}, st.Codes)
-	info, err = s.Get(ctx, "k")
+	require.Equal(t, []durable.SettleCode{durable.SettleRejected}, st.Codes)
+	info, err = s.get(ctx, "k")
 	require.NoError(t, err)
-	require.Equal(t, StateInFlight, info.State, "a stale settle changed the task")
+	require.Equal(t, durable.StateInFlight, info.State, "a stale settle changed the task")
 
-	codes, err = s.Extend(ctx, time.Hour, []Lease{{"k", second.Token}, {"k", first.Token}})
+	codes, err = s.extend(ctx, time.Hour, []held{{"k", second.Token}, {"k", first.Token}})
 	require.NoError(t, err)
-	require.Equal(t, []ExtendCode{ExtendOK, ExtendLost}, codes)
-	st, err = s.Settle(ctx, SettleParams{MaxAttempts: 3, HistoryLen: 10, DeadCap: 10}, []Settlement{{Key: "k", Token: second.Token, Outcome: OutcomeDone}})
+	require.Equal(t, []durable.ExtendCode{durable.ExtendOK, durable.ExtendLost}, codes)
+	st, err = s.settle(ctx, settleParams{MaxAttempts: 3, HistoryLen: 10, DeadCap: 10}, []settlement{{Key: "k", Token: second.Token, Outcome: durable.OutcomeDone}})
 	require.NoError(t, err)
-	require.Equal(t, []SettleCode{SettleDone}, st.Codes)
-	_, err = s.Get(ctx, "k")
-	require.ErrorIs(t, err, ErrNotFound)
+	require.Equal(t, []durable.SettleCode{durable.SettleDone}, st.Codes)
+	_, err = s.get(ctx, "k")
+	require.ErrorIs(t, err, durable.ErrNotFound)
 }
 
 // TestConcurrentClaimersNeverShare: claimers racing on one backlog lease
@@ -153,7 +155,7 @@ func TestConcurrentClaimersNeverShare(t *testing.T) {
 	for i := range tasks {
 		tasks[i] = NewTask{Key: fmt.Sprintf("k%04d", i)}
 	}
-	_, err := s.Add(ctx, tasks...)
+	_, err := s.add(ctx, tasks...)
 	require.NoError(t, err)
 
 	var mu sync.Mutex
@@ -168,7 +170,7 @@ func TestConcurrentClaimersNeverShare(t *testing.T) {
 			p := hourLease
 			p.Limit = 7
 			for {
-				c, err := s.Claim(ctx, p)
+				c, err := s.claim(ctx, p)
 				if err != nil {
 					errs <- err
 					return
@@ -204,8 +206,8 @@ func TestConcurrentClaimersNeverShare(t *testing.T) {
 	require.Len(t, owner, n)
 	st, err := s.Stats(ctx)
 	require.NoError(t, err)
-	require.Equal(t, n, st.InFlight)
-	require.Equal(t, 0, st.DueNow)
+	require.Equal(t, int64(n), st[0].InFlight)
+	require.Equal(t, int64(0), st[0].Due)
 }
 
 // TestAddInTransaction: a task added in the caller's transaction is
@@ -243,12 +245,12 @@ func TestAddInTransaction(t *testing.T) {
 			tx := begin(t)
 			a, err := tx.add(NewTask{Key: key, Payload: []byte("p")})
 			require.NoError(t, err)
-			require.Equal(t, AddStored, a[0].Status)
-			c, err := s.Claim(ctx, hourLease)
+			require.Equal(t, durable.AddStored, a[0].Status)
+			c, err := s.claim(ctx, hourLease)
 			require.NoError(t, err)
 			require.Empty(t, c.Tasks, "a task of an open transaction was claimed")
-			_, err = s.Get(ctx, key)
-			require.ErrorIs(t, err, ErrNotFound)
+			_, err = s.get(ctx, key)
+			require.ErrorIs(t, err, durable.ErrNotFound)
 			require.NoError(t, tx.commit())
 			_, ct := claimUntil(t, s, key)
 			require.Equal(t, []byte("p"), ct.Payload)
@@ -258,15 +260,15 @@ func TestAddInTransaction(t *testing.T) {
 			_, err = tx.add(NewTask{Key: key})
 			require.NoError(t, err)
 			require.NoError(t, tx.rollback())
-			_, err = s.Get(ctx, key)
-			require.ErrorIs(t, err, ErrNotFound)
-			c, err = s.Claim(ctx, hourLease)
+			_, err = s.get(ctx, key)
+			require.ErrorIs(t, err, durable.ErrNotFound)
+			c, err = s.claim(ctx, hourLease)
 			require.NoError(t, err)
 			require.Empty(t, c.Tasks)
 			// The key is free: the rollback left no trace.
-			a, err = s.Add(ctx, NewTask{Key: key, After: time.Hour})
+			a, err = s.add(ctx, NewTask{Key: key, After: time.Hour})
 			require.NoError(t, err)
-			require.Equal(t, AddStored, a[0].Status)
+			require.Equal(t, durable.AddStored, a[0].Status)
 		})
 	}
 }
@@ -281,7 +283,7 @@ func TestWakeUpAtCommit(t *testing.T) {
 	defer l.Close()
 	// Another namespace's wake-ups are not ours.
 	other := newStore(t)
-	_, err = other.Add(ctx, NewTask{Key: "x", At: time.UnixMilli(1000)})
+	_, err = other.add(ctx, NewTask{Key: "x", At: time.UnixMilli(1000)})
 	require.NoError(t, err)
 
 	rolledBack := time.UnixMilli(2000).UTC()
@@ -293,7 +295,7 @@ func TestWakeUpAtCommit(t *testing.T) {
 	require.NoError(t, tx.Rollback(ctx))
 
 	committed := time.UnixMilli(3000).UTC()
-	a, err = s.Add(ctx, NewTask{Key: "kept", At: committed})
+	a, err = s.add(ctx, NewTask{Key: "kept", At: committed})
 	require.NoError(t, err)
 	require.True(t, a[0].Notified)
 	wctx, cancel := context.WithTimeout(ctx, patience)
@@ -303,7 +305,7 @@ func TestWakeUpAtCommit(t *testing.T) {
 	require.Equal(t, committed, due, "the first wake-up is not the committed add's")
 
 	// A later task than one already scheduled sends none.
-	a, err = s.Add(ctx, NewTask{Key: "later", At: committed.Add(time.Hour)})
+	a, err = s.add(ctx, NewTask{Key: "later", At: committed.Add(time.Hour)})
 	require.NoError(t, err)
 	require.False(t, a[0].Notified)
 }
@@ -315,24 +317,28 @@ func TestBadInput(t *testing.T) {
 	_, err := New(sharedPool, "")
 	require.ErrorIs(t, err, ErrNamespace)
 	for _, key := range []string{"", "a\x00b", "\xff", string(make([]byte, MaxKeyLen+1))} {
-		_, err := s.Add(ctx, NewTask{Key: "fine"}, NewTask{Key: key})
-		require.ErrorIs(t, err, ErrKey, "%q", key)
+		_, err := s.add(ctx, NewTask{Key: "fine"}, NewTask{Key: key})
+		require.ErrorIs(t, err, durable.ErrKey, "%q", key)
 	}
-	_, err = s.Get(ctx, "fine")
-	require.ErrorIs(t, err, ErrNotFound, "a batch with a bad key stored its good one")
-	_, err = s.Add(ctx, NewTask{Key: "k", Policy: Policy{MaxAttempts: -1}})
+	_, err = s.get(ctx, "fine")
+	require.ErrorIs(t, err, durable.ErrNotFound, "a batch with a bad key stored its good one")
+	_, err = s.add(ctx, NewTask{Key: "k", Policy: durable.Policy{MaxAttempts: -1}})
+	require.ErrorIs(t, err, durable.ErrTaskOption)
+	_, err = s.add(ctx, NewTask{Key: "k", Policy: durable.Policy{Type: "a\x00b"}})
+	require.ErrorIs(t, err, durable.ErrTaskOption)
+	_, err = s.settle(ctx, settleParams{}, []settlement{{Key: "k", Outcome: "typo"}})
 	require.ErrorIs(t, err, ErrArgument)
-	_, err = s.Settle(ctx, SettleParams{}, []Settlement{{Key: "k", Outcome: "typo"}})
+	_, err = s.settle(ctx, settleParams{}, []settlement{{Key: "k", Outcome: durable.OutcomeRetry, Delay: -1}})
 	require.ErrorIs(t, err, ErrArgument)
-	_, err = s.Settle(ctx, SettleParams{}, []Settlement{{Key: "k", Outcome: OutcomeRetry, Delay: -1}})
-	require.ErrorIs(t, err, ErrArgument)
-	_, err = s.Claim(ctx, ClaimParams{Limit: 1})
+	_, err = s.claim(ctx, claimParams{Limit: 1})
 	require.ErrorIs(t, err, ErrArgument, "zero lease")
-	_, _, err = s.List(ctx, "nope", "", 10)
-	require.ErrorIs(t, err, ErrArgument)
-	_, _, err = s.List(ctx, StateDead, "garbage", 10)
-	require.ErrorIs(t, err, ErrArgument)
-	_, err = s.Extend(ctx, 0, nil)
+	_, _, err = s.List(ctx, "nope", nil, 10)
+	require.ErrorIs(t, err, durable.ErrState)
+	_, _, err = s.List(ctx, durable.StateDead, nil, 0)
+	require.ErrorIs(t, err, durable.ErrLimit)
+	_, err = s.periodicRead(ctx, "a\x00b")
+	require.ErrorIs(t, err, durable.ErrPeriodicName)
+	_, err = s.extend(ctx, 0, nil)
 	require.ErrorIs(t, err, ErrArgument)
 	require.PanicsWithValue(t, "pgwheel.AddTx: nil transaction", func() { s.AddTx(ctx, pgx.Tx(nil)) })          //nolint:errcheck
 	require.PanicsWithValue(t, "pgwheel.AddSQLTx: nil transaction", func() { s.AddSQLTx(ctx, (*sql.Tx)(nil)) }) //nolint:errcheck

@@ -5,9 +5,17 @@ import (
 	"fmt"
 )
 
-// Pause stops claims on the namespace until Resume: Claim still reaps
+// Pause is durable.Store's Pause: pause or resume.
+func (s *Store) Pause(ctx context.Context, paused bool) error {
+	if paused {
+		return s.pause(ctx)
+	}
+	return s.resume(ctx)
+}
+
+// pause stops claims on the namespace until Resume: Claim still reaps
 // expired leases but leases nothing. Adds, cancels and settles go on.
-func (s *Store) Pause(ctx context.Context) error {
+func (s *Store) pause(ctx context.Context) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO pgwheel_queue (namespace, paused) VALUES ($1, true)
 		ON CONFLICT (namespace) DO UPDATE SET paused = true`, s.namespace)
 	if err != nil {
@@ -16,9 +24,9 @@ func (s *Store) Pause(ctx context.Context) error {
 	return nil
 }
 
-// Resume lets claims lease again, and wakes idle workers (at commit) with
+// resume lets claims lease again, and wakes idle workers (at commit) with
 // the earliest due time, if any task is due.
-func (s *Store) Resume(ctx context.Context) error {
+func (s *Store) resume(ctx context.Context) error {
 	_, err := s.pool.Exec(ctx, `WITH r AS (
 		UPDATE pgwheel_queue SET paused = false WHERE namespace = $1 RETURNING namespace)
 	SELECT pg_notify('pgwheel', (extract(epoch FROM min(t.at)) * 1000)::bigint || ' ' || $1)

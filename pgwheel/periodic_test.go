@@ -14,20 +14,20 @@ import (
 func TestPeriodicRegistry(t *testing.T) {
 	s := newStore(t)
 	ctx := testCtx(t)
-	st, err := s.PeriodicRead(ctx, "p")
+	st, err := s.periodicRead(ctx, "p")
 	require.NoError(t, err)
-	require.Equal(t, PeriodicMissing, st.Status)
+	require.Equal(t, periodicMissing, st.Status)
 	require.True(t, st.Pointer.IsZero())
 
 	before := dbClock(t)
-	reg, err := s.PeriodicRegister(ctx, "p")
+	reg, err := s.periodicRegister(ctx, "p")
 	require.NoError(t, err)
-	require.Equal(t, PeriodicDone, reg.Status)
+	require.Equal(t, periodicDone, reg.Status)
 	require.Equal(t, reg.Now, reg.Pointer)
 	require.False(t, reg.Pointer.Before(before.Truncate(time.Millisecond)))
-	again, err := s.PeriodicRegister(ctx, "p")
+	again, err := s.periodicRegister(ctx, "p")
 	require.NoError(t, err)
-	require.Equal(t, PeriodicNotDone, again.Status)
+	require.Equal(t, periodicNotDone, again.Status)
 	require.Equal(t, reg.Pointer, again.Pointer)
 
 	// Four processes advance from the same pointer while a fifth holds the
@@ -39,13 +39,13 @@ func TestPeriodicRegistry(t *testing.T) {
 	_, err = holder.Exec(ctx, `SELECT 1 FROM pgwheel_periodic WHERE namespace = $1 AND name = 'p' FOR UPDATE`, s.Namespace())
 	require.NoError(t, err)
 	var wg sync.WaitGroup
-	results := make([]PeriodicState, 4)
+	results := make([]periodicState, 4)
 	errs := make([]error, len(results))
 	for i := range results {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i], errs[i] = s.PeriodicAdvance(ctx, "p", reg.Pointer, next)
+			results[i], errs[i] = s.periodicAdvance(ctx, "p", reg.Pointer, next)
 		}()
 	}
 	deadline := time.Now().Add(patience)
@@ -63,24 +63,24 @@ func TestPeriodicRegistry(t *testing.T) {
 	for i, r := range results {
 		require.NoError(t, errs[i])
 		require.Equal(t, next, r.Pointer)
-		if r.Status == PeriodicDone {
+		if r.Status == periodicDone {
 			won++
 		} else {
-			require.Equal(t, PeriodicNotDone, r.Status)
+			require.Equal(t, periodicNotDone, r.Status)
 		}
 	}
 	require.Equal(t, 1, won, "advances from the same pointer: exactly one wins")
-	_, err = s.PeriodicAdvance(ctx, "p", next, reg.Pointer)
+	_, err = s.periodicAdvance(ctx, "p", next, reg.Pointer)
 	require.ErrorIs(t, err, ErrArgument, "backwards")
 
-	rm, err := s.PeriodicRemove(ctx, "p")
+	rm, err := s.periodicRemove(ctx, "p")
 	require.NoError(t, err)
-	require.Equal(t, PeriodicNotDone, rm.Status)
+	require.Equal(t, periodicNotDone, rm.Status)
 	require.Equal(t, next, rm.Pointer)
-	rm, err = s.PeriodicRemove(ctx, "p")
+	rm, err = s.periodicRemove(ctx, "p")
 	require.NoError(t, err)
-	require.Equal(t, PeriodicMissing, rm.Status)
-	adv, err := s.PeriodicAdvance(ctx, "p", next, next.Add(time.Minute))
+	require.Equal(t, periodicMissing, rm.Status)
+	adv, err := s.periodicAdvance(ctx, "p", next, next.Add(time.Minute))
 	require.NoError(t, err)
-	require.Equal(t, PeriodicMissing, adv.Status)
+	require.Equal(t, periodicMissing, adv.Status)
 }

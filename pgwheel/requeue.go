@@ -5,22 +5,26 @@ import (
 	"fmt"
 )
 
-// Requeue moves a dead task back to due at once (by the database clock)
+// Requeue is durable.Store's Requeue.
+func (s *Store) Requeue(ctx context.Context, key string) (requeued bool, due int64, err error) {
+	return s.requeue(ctx, key)
+}
+
+// requeue moves a dead task back to due at once (by the database clock)
 // with fresh attempts and postponements; its last error and log stay. It
-// reports whether the key was dead, and wakes idle workers as an Add does.
-func (s *Store) Requeue(ctx context.Context, key string) (bool, error) {
+// reports whether the key was dead and its new due time (Unix ms), and wakes idle workers as an Add does.
+func (s *Store) requeue(ctx context.Context, key string) (requeued bool, due int64, err error) {
 	if err := checkKey(key); err != nil {
-		return false, err
+		return false, 0, err
 	}
-	var due int64
 	var notified bool
-	err := s.pool.QueryRow(ctx, `WITH s AS (
+	err = s.pool.QueryRow(ctx, `WITH s AS (
 		UPDATE pgwheel_task t SET place = 'due', at = c.now, attempts = 0, postponements = 0, unconfirmed = 0
 		FROM pgwheel_clock() c
 		WHERE t.namespace = $1 AND t.key = $2 AND t.place = 'dead'
 		RETURNING t.at),`+addNotify, s.namespace, key).Scan(&due, &notified)
 	if err != nil {
-		return false, fmt.Errorf("pgwheel: requeue %q: %w", key, err)
+		return false, 0, fmt.Errorf("pgwheel: requeue %q: %w", key, err)
 	}
-	return due >= 0, nil
+	return due >= 0, due, nil
 }

@@ -4,22 +4,20 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/go-timingwheel/timingwheel/durable"
 )
 
-// RescheduleCode is what Reschedule did; the numbers are rediswheel's.
-type RescheduleCode int
+// Reschedule is durable.Store's Reschedule.
+func (s *Store) Reschedule(ctx context.Context, key string, at int64) (durable.RescheduleResult, error) {
+	return s.reschedule(ctx, key, time.UnixMilli(at))
+}
 
-const (
-	RescheduleNone     RescheduleCode = 0 // absent, dead or retained: nothing changed
-	RescheduleMoved    RescheduleCode = 1 // due at the new time
-	RescheduleInFlight RescheduleCode = 2 // in flight: nothing changed
-)
-
-// Reschedule moves a scheduled or retrying task to at (rounded up to the
+// reschedule moves a scheduled or retrying task to at (rounded up to the
 // millisecond), keeping its payload, attempts and last error, and records
 // at as its original due time. An earlier due time wakes idle workers as an
 // Add does.
-func (s *Store) Reschedule(ctx context.Context, key string, at time.Time) (RescheduleCode, error) {
+func (s *Store) reschedule(ctx context.Context, key string, at time.Time) (durable.RescheduleResult, error) {
 	if err := checkKey(key); err != nil {
 		return 0, err
 	}
@@ -40,9 +38,9 @@ func (s *Store) Reschedule(ctx context.Context, key string, at time.Time) (Resch
 	}
 	switch {
 	case due >= 0:
-		return RescheduleMoved, nil
+		return durable.RescheduleMoved, nil
 	case place != nil && *place == "lease":
-		return RescheduleInFlight, nil
+		return durable.RescheduleInFlight, nil
 	}
-	return RescheduleNone, nil
+	return durable.RescheduleMissing, nil
 }

@@ -5,54 +5,49 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-timingwheel/timingwheel/durable"
+
 	"github.com/jackc/pgx/v5"
 )
 
-// Outcome is what a finished delivery asks of Settle; the names are
-// rediswheel's outcomeKind names.
-type Outcome string
-
-const (
-	OutcomeDone    Outcome = "done"    // the handler returned nil: the task is finished
-	OutcomeRetry   Outcome = "retry"   // failed: due again after Delay, or dead when out of attempts
-	OutcomeDead    Outcome = "dead"    // failed for good: dead at once
-	OutcomeRelease Outcome = "release" // the worker stops: due again at once, attempt not counted
-	OutcomeLater   Outcome = "later"   // RetryAfter: due after Delay, attempt not counted (bounded)
-)
-
-func (o Outcome) valid() bool {
-	switch o {
-	case OutcomeDone, OutcomeRetry, OutcomeDead, OutcomeRelease, OutcomeLater:
-		return true
+// Settle is durable.Store's Settle. An outcome whose token is not one of
+// pgwheel's (a decimal) is stale: SettleRejected.
+func (s *Store) Settle(ctx context.Context, partition int, lim durable.Limits, outcomes []durable.Outcome) (durable.Settled, error) {
+	ss := make([]settlement, 0, len(outcomes))
+	for _, o := range outcomes {
+		if tok, ok := parseToken(o.Token); ok {
+			ss = append(ss, settlement{Key: o.Key, Token: tok, Outcome: o.Kind,
+				Delay: time.Duration(o.Delay) * time.Millisecond, Error: o.Err})
+		}
 	}
-	return false
+	st, err := s.settle(ctx, settleParams{DeadCap: lim.MaxDead, MaxAttempts: lim.MaxAttempts, HistoryLen: lim.HistoryLen,
+		Retention: lim.Retention, MaxRetained: lim.MaxRetained, MaxPostponements: lim.MaxPostponements}, ss)
+	if err != nil {
+		return durable.Settled{}, err
+	}
+	out := durable.Settled{Codes: make([]durable.SettleCode, len(outcomes)), Next: millisOf(st.NextDue),
+		DeadTrimmed: st.DeadTrimmed, RetainedTrimmed: st.KeptTrimmed}
+	j := 0
+	for i, o := range outcomes {
+		if _, ok := parseToken(o.Token); ok {
+			out.Codes[i] = st.Codes[j]
+			j++
+		} // else SettleRejected, the zero code
+	}
+	return out, nil
 }
 
-// SettleCode is what Settle did with one Settlement; the numbers are
-// rediswheel's settleCode.
-type SettleCode int
-
-const (
-	SettleRejected  SettleCode = 0 // the token is not the current delivery's: nothing changed
-	SettleDone      SettleCode = 1 // finished (forgotten, or retained)
-	SettleRetry     SettleCode = 2 // due again after the delay, attempt counted
-	SettleDead      SettleCode = 3 // dead
-	SettleCancelled SettleCode = 4 // Cancel came first: finished as cancelled, never retried
-	SettleReleased  SettleCode = 5 // due again at once, attempt not counted
-	SettlePostponed SettleCode = 6 // later: due again after the delay, attempt not counted
-)
-
-// Settlement is one finished delivery.
-type Settlement struct {
+// settlement is one finished delivery.
+type settlement struct {
 	Key     string
 	Token   int64
-	Outcome Outcome
+	Outcome durable.OutcomeKind
 	Delay   time.Duration // retry and later: from the database clock at Settle, rounded up
 	Error   string        // the handler's error, stored as the task's last error
 }
 
-// SettleParams are the queue's settings Settle applies.
-type SettleParams struct {
+// settleParams are the queue's settings Settle applies.
+type settleParams struct {
 	DeadCap          int
 	MaxAttempts      int // the queue's; a task's own Policy.MaxAttempts wins
 	HistoryLen       int
@@ -61,18 +56,18 @@ type SettleParams struct {
 	MaxPostponements int
 }
 
-// Settled is a Settle's result.
-type Settled struct {
-	Codes       []SettleCode // one per Settlement, in order
-	NextDue     time.Time    // the earliest due time left in the namespace; zero when none
-	DeadTrimmed int          // dead tasks forgotten past DeadCap
-	KeptTrimmed int          // retained tasks forgotten: retention over, or past MaxRetained
+// settled is a Settle's result.
+type settled struct {
+	Codes       []durable.SettleCode // one per settlement, in order
+	NextDue     time.Time            // the earliest due time left in the namespace; zero when none
+	DeadTrimmed int                  // dead tasks forgotten past DeadCap
+	KeptTrimmed int                  // retained tasks forgotten: retention over, or past MaxRetained
 }
 
-// Settle finishes deliveries, all in one transaction. Fenced: a Settlement
+// settle finishes deliveries, all in one transaction. Fenced: a settlement
 // whose token is not the task's current one (the lease expired and was
 // reaped, the task was claimed again, cancelled and forgotten, or
-// replaced) changes nothing and gets SettleRejected. A task Cancel marked
+// replaced) changes nothing and gets durable.SettleRejected. A task Cancel marked
 // while in flight finishes as cancelled whatever the outcome. A retry of a
 // task out of attempts (its own MaxAttempts, or the queue's) goes dead; a
 // later past MaxPostponements counts as a retry. Each settled delivery is
@@ -82,19 +77,19 @@ type Settled struct {
 //
 // Unknown outcomes and negative delays are refused (ErrArgument) before
 // anything is written.
-func (s *Store) Settle(ctx context.Context, p SettleParams, ss []Settlement) (Settled, error) {
+func (s *Store) settle(ctx context.Context, p settleParams, ss []settlement) (settled, error) {
 	if p.DeadCap < 0 || p.MaxAttempts < 0 || p.HistoryLen < 0 || p.Retention < 0 || p.MaxRetained < 0 || p.MaxPostponements < 0 {
-		return Settled{}, fmt.Errorf("%w: settle %+v", ErrArgument, p)
+		return settled{}, fmt.Errorf("%w: settle %+v", ErrArgument, p)
 	}
 	for _, st := range ss {
-		if !st.Outcome.valid() || st.Delay < 0 {
-			return Settled{}, fmt.Errorf("%w: settle %q: outcome %q, delay %v", ErrArgument, st.Key, st.Outcome, st.Delay)
+		if !knownOutcome(st.Outcome) || st.Delay < 0 {
+			return settled{}, fmt.Errorf("%w: settle %q: outcome %q, delay %v", ErrArgument, st.Key, st.Outcome, st.Delay)
 		}
 	}
 	retainMs := millisCeil(p.Retention)
-	var out Settled
+	var out settled
 	err := s.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		out = Settled{Codes: make([]SettleCode, len(ss))}
+		out = settled{Codes: make([]durable.SettleCode, len(ss))}
 		c, err := readClock(ctx, tx)
 		if err != nil {
 			return err
@@ -107,9 +102,9 @@ func (s *Store) Settle(ctx context.Context, p SettleParams, ss []Settlement) (Se
 			}
 			out.Codes[i] = code
 			switch code {
-			case SettleDead:
+			case durable.SettleDead:
 				buried++
-			case SettleDone, SettleCancelled:
+			case durable.SettleDone, durable.SettleCancelled:
 				if retainMs > 0 {
 					retained++
 				}
@@ -132,14 +127,14 @@ func (s *Store) Settle(ctx context.Context, p SettleParams, ss []Settlement) (Se
 		return nil
 	})
 	if err != nil {
-		return Settled{}, fmt.Errorf("pgwheel: settle: %w", err)
+		return settled{}, fmt.Errorf("pgwheel: settle: %w", err)
 	}
 	return out, nil
 }
 
 // settleOne locks the task if st's token is current, and applies st as
 // lua/settle.lua does.
-func (s *Store) settleOne(ctx context.Context, tx pgx.Tx, c clock, p SettleParams, retainMs int64, st Settlement) (SettleCode, error) {
+func (s *Store) settleOne(ctx context.Context, tx pgx.Tx, c clock, p settleParams, retainMs int64, st settlement) (durable.SettleCode, error) {
 	var attempts, postponements, ownMax int
 	var cancelled bool
 	var d delivering
@@ -150,7 +145,7 @@ func (s *Store) settleOne(ctx context.Context, tx pgx.Tx, c clock, p SettleParam
 		FOR UPDATE`, s.namespace, st.Key, st.Token).Scan(&attempts, &postponements, &ownMax, &cancelled,
 		&d.attempt, &d.worker, &d.started)
 	if err == pgx.ErrNoRows {
-		return SettleRejected, nil
+		return durable.SettleRejected, nil
 	}
 	if err != nil {
 		return 0, err
@@ -161,25 +156,25 @@ func (s *Store) settleOne(ctx context.Context, tx pgx.Tx, c clock, p SettleParam
 		outcome = "cancelled"
 	}
 	var b pgx.Batch
-	code := SettleRejected
-	if outcome == OutcomeLater {
+	code := durable.SettleRejected
+	if outcome == durable.OutcomeLater {
 		if postponements < p.MaxPostponements {
 			b.Queue(`UPDATE pgwheel_task SET place = 'due', at = $3, postponements = postponements + 1,
 				attempts = attempts - 1, token = NULL, last_error = $4, unconfirmed = 0
 				WHERE namespace = $1 AND key = $2`, s.namespace, st.Key, c.after(millisCeil(st.Delay)), errText)
-			code = SettlePostponed
+			code = durable.SettlePostponed
 		} else {
-			outcome = OutcomeRetry // out of postponements: a failed attempt
+			outcome = durable.OutcomeRetry // out of postponements: a failed attempt
 		}
 	}
 	max := ownMax
 	if max == 0 {
 		max = p.MaxAttempts
 	}
-	if outcome == OutcomeRetry && attempts >= max {
-		outcome = OutcomeDead
+	if outcome == durable.OutcomeRetry && attempts >= max {
+		outcome = durable.OutcomeDead
 	}
-	finished := outcome == OutcomeDone || outcome == "cancelled"
+	finished := outcome == durable.OutcomeDone || outcome == "cancelled"
 	// The log records what was done, so a later past its bound reads as
 	// the retry or death it became. Queued first: it reads the delivery
 	// fields the moves below keep.
@@ -189,21 +184,31 @@ func (s *Store) settleOne(ctx context.Context, tx pgx.Tx, c clock, p SettleParam
 	switch {
 	case finished:
 		s.retire(&b, st.Key, string(outcome), c, retainMs)
-		code = SettleDone
-		if outcome != OutcomeDone {
-			code = SettleCancelled
+		code = durable.SettleDone
+		if outcome != durable.OutcomeDone {
+			code = durable.SettleCancelled
 		}
-	case outcome == OutcomeRelease:
+	case outcome == durable.OutcomeRelease:
 		b.Queue(`UPDATE pgwheel_task SET place = 'due', at = $3, attempts = attempts - 1, token = NULL,
 			unconfirmed = 0 WHERE namespace = $1 AND key = $2`, s.namespace, st.Key, c.now)
-		code = SettleReleased
-	case outcome == OutcomeDead:
+		code = durable.SettleReleased
+	case outcome == durable.OutcomeDead:
 		s.bury(&b, st.Key, c, errText)
-		code = SettleDead
-	case outcome == OutcomeRetry:
+		code = durable.SettleDead
+	case outcome == durable.OutcomeRetry:
 		b.Queue(`UPDATE pgwheel_task SET place = 'due', at = $3, token = NULL, last_error = $4,
 			unconfirmed = 0 WHERE namespace = $1 AND key = $2`, s.namespace, st.Key, c.after(millisCeil(st.Delay)), errText)
-		code = SettleRetry
+		code = durable.SettleRetry
 	}
 	return code, sendBatch(ctx, tx, &b)
+}
+
+// knownOutcome reports whether o is one of durable's outcome kinds; Settle
+// refuses any other rather than guess.
+func knownOutcome(o durable.OutcomeKind) bool {
+	switch o {
+	case durable.OutcomeDone, durable.OutcomeRetry, durable.OutcomeDead, durable.OutcomeRelease, durable.OutcomeLater:
+		return true
+	}
+	return false
 }

@@ -4,27 +4,18 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/go-timingwheel/timingwheel/durable"
 )
 
-// Stats are a namespace's figures, from one snapshot.
-type Stats struct {
-	Now       time.Time     // the database clock
-	DueNow    int           // scheduled or retrying and due
-	Later     int           // scheduled or retrying, not due yet
-	InFlight  int           // leased
-	Dead      int           // dead
-	Retained  int           // finished and retained
-	OldestDue time.Duration // how late the oldest due task is; 0 when none is due
-	Paused    bool
-}
-
-// Stats counts the namespace's tasks by state. It reads the namespace's
+// Stats is durable.Store's Stats: the one partition's counts, from one
+// snapshot. It counts the namespace's tasks by state. It reads the namespace's
 // part of the index pgwheel_task_place_at: its cost grows with the number
 // of tasks, unlike every other operation's.
-func (s *Store) Stats(ctx context.Context) (Stats, error) {
-	var st Stats
+func (s *Store) Stats(ctx context.Context) ([]durable.ShardStats, error) {
+	var st durable.ShardStats
 	var oldest int64
-	err := s.pool.QueryRow(ctx, `SELECT c.now,
+	err := s.pool.QueryRow(ctx, `SELECT
 		count(*) FILTER (WHERE t.place = 'due' AND t.at <= c.now),
 		count(*) FILTER (WHERE t.place = 'due' AND t.at > c.now),
 		count(*) FILTER (WHERE t.place = 'lease'),
@@ -33,12 +24,11 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 		coalesce((extract(epoch FROM c.now - min(t.at) FILTER (WHERE t.place = 'due' AND t.at <= c.now)) * 1000)::bigint, 0),
 		coalesce((SELECT paused FROM pgwheel_queue WHERE namespace = $1), false)
 		FROM pgwheel_clock() c LEFT JOIN pgwheel_task t ON t.namespace = $1
-		GROUP BY c.now`, s.namespace).Scan(&st.Now, &st.DueNow, &st.Later, &st.InFlight, &st.Dead,
+		GROUP BY c.now`, s.namespace).Scan(&st.Due, &st.Scheduled, &st.InFlight, &st.Dead,
 		&st.Retained, &oldest, &st.Paused)
 	if err != nil {
-		return Stats{}, fmt.Errorf("pgwheel: stats: %w", err)
+		return nil, fmt.Errorf("pgwheel: stats: %w", err)
 	}
-	st.Now = st.Now.UTC()
 	st.OldestDue = time.Duration(oldest) * time.Millisecond
-	return st, nil
+	return []durable.ShardStats{st}, nil
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/go-timingwheel/timingwheel/durable"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -51,6 +53,13 @@ func New(pool *pgxpool.Pool, namespace string) (*Store, error) {
 	return &Store{pool: pool, namespace: namespace}, nil
 }
 
+var _ durable.Store = (*Store)(nil)
+
+// Partitions is durable.Store's Partitions: a namespace is one partition,
+// one range of the index; claimers skip each other's locked rows rather
+// than take turns.
+func (*Store) Partitions() int { return 1 }
+
 // Namespace returns the namespace given to New.
 func (s *Store) Namespace() string { return s.namespace }
 
@@ -70,7 +79,7 @@ func checkText(v string, max int) error {
 
 func checkKey(key string) error {
 	if err := checkText(key, MaxKeyLen); err != nil {
-		return fmt.Errorf("%w: %w", ErrKey, err)
+		return fmt.Errorf("%w: %w", durable.ErrKey, err)
 	}
 	return nil
 }
@@ -113,6 +122,15 @@ func fromMillis(ms int64) time.Time {
 		return time.Time{}
 	}
 	return time.UnixMilli(ms).UTC()
+}
+
+// millisOf is t in Unix ms (every stored time is whole ms), -1 for the zero
+// time (none), as durable's replies spell it.
+func millisOf(t time.Time) int64 {
+	if t.IsZero() {
+		return -1
+	}
+	return t.UnixMilli()
 }
 
 // msOf is the SQL of a timestamptz expression as Unix ms (exact: every

@@ -108,6 +108,7 @@ var (
 	RetryAfter         = durable.RetryAfter
 	RetryAfterError    = durable.RetryAfterError
 	DefaultBackoff     = durable.DefaultBackoff
+	ExponentialBackoff = durable.ExponentialBackoff
 	TaskType           = durable.TaskType
 	TaskTimeout        = durable.TaskTimeout
 	TaskMaxAttempts    = durable.TaskMaxAttempts

@@ -100,6 +100,8 @@ type Options struct {
 	// PollInterval caps an idle Run's sleep (default 1s): tasks added by
 	// other processes are claimed at most about this late.
 	PollInterval time.Duration
+	// Flow, if set, limits deliveries per destination: see durable.Flow.
+	Flow *durable.Flow
 }
 
 // New returns a Queue on namespace opts.Namespace through client, which may be
@@ -122,7 +124,7 @@ func (o Options) durable() durable.Options {
 		MaxDead: o.MaxDead, OnError: o.OnError, HandlerTimeout: o.HandlerTimeout,
 		ShutdownGrace: o.ShutdownGrace, Retention: o.Retention, MaxRetained: o.MaxRetained,
 		HistoryLen: o.HistoryLen, WorkerID: o.WorkerID, Observer: o.Observer,
-		PollInterval: o.PollInterval, LogAttrs: []slog.Attr{slog.String("namespace", o.Namespace)},
+		PollInterval: o.PollInterval, Flow: o.Flow, LogAttrs: []slog.Attr{slog.String("namespace", o.Namespace)},
 	}
 }
 

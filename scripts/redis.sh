@@ -2,6 +2,7 @@
 # redis.sh starts and stops the Redis servers that rediswheel's integration tests run against.
 #
 #   scripts/redis.sh up           install redis-server if missing, start all servers, write .redis/env
+#   scripts/redis.sh up-standalone  the same with the standalone server only (make timerd needs no more)
 #   scripts/redis.sh restart-aof  kill -9 the AOF server and start it again on the same data (crash test)
 #   scripts/redis.sh down         stop every server started here, by pid, and remove .redis/
 #   scripts/redis.sh status       show what is running
@@ -33,9 +34,15 @@ aof_port=${REDIS_SH_AOF_PORT:-16380}
 log() { printf 'redis.sh: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
 
+# standalone_only: set by up-standalone, so that all_servers (and with it
+# healthy and write_env) knows of the standalone server alone; down still
+# stops every server, whichever up started them.
+standalone_only=
+
 # all_servers prints "name port" for every server this script manages.
 all_servers() {
 	echo "standalone $port"
+	[[ -z $standalone_only ]] || return 0
 	local p
 	for p in "${cluster_ports[@]}"; do echo "cluster-$p $p"; done
 	echo "aof $aof_port"
@@ -169,12 +176,17 @@ healthy() {
 		our_pid "$name" "$p" >/dev/null || return 1
 		[[ $(cli "$p" ping 2>/dev/null) == PONG ]] || return 1
 	done < <(all_servers)
-	cluster_ok
+	[[ -n $standalone_only ]] || cluster_ok
 }
 
 write_env() {
 	local addrs=() p
 	for p in "${cluster_ports[@]}"; do addrs+=("127.0.0.1:$p"); done
+	if [[ -n $standalone_only ]]; then
+		echo "export REDISWHEEL_ADDR=127.0.0.1:$port" >"$base/env.tmp"
+		mv "$base/env.tmp" "$base/env"
+		return 0
+	fi
 	{
 		echo "export REDISWHEEL_ADDR=127.0.0.1:$port"
 		echo "export REDISWHEEL_CLUSTER_ADDRS=$(IFS=,; echo "${addrs[*]}")"
@@ -196,6 +208,11 @@ cmd_up() {
 	mkdir -p "$base"
 	write_conf standalone "$port"
 	start_server standalone "$port"
+	if [[ -n $standalone_only ]]; then
+		write_env
+		log "up, standalone only (env in $base/env)"
+		return 0
+	fi
 
 	local p nodes=()
 	for p in "${cluster_ports[@]}"; do
@@ -236,7 +253,7 @@ cmd_restart_aof() {
 }
 
 cmd_down() {
-	local name p
+	local name p standalone_only= # every server, whichever up started them
 	while read -r name p; do
 		stop_server "$name" "$p"
 	done < <(all_servers)
@@ -263,10 +280,11 @@ main() {
 
 	case ${1:-} in
 	up) cmd_up ;;
+	up-standalone) standalone_only=1 cmd_up ;;
 	restart-aof) cmd_restart_aof ;;
 	down) cmd_down ;;
 	status) cmd_status ;;
-	*) die "usage: $0 up|restart-aof|down|status" ;;
+	*) die "usage: $0 up|up-standalone|restart-aof|down|status" ;;
 	esac
 }
 

@@ -21,7 +21,11 @@ func TestKillOneOfTwo(t *testing.T) { killOneOfTwo(t, standalone(t)) }
 // over the masters.
 func TestKillOneOfTwoCluster(t *testing.T) { killOneOfTwo(t, cluster(t)) }
 
-func killOneOfTwo(t *testing.T, target redisTarget) {
+// The same on PostgreSQL: the two processes claim with SKIP LOCKED, and
+// an add by one wakes the other through LISTEN/NOTIFY.
+func TestKillOneOfTwoPostgres(t *testing.T) { killOneOfTwo(t, postgres(t)) }
+
+func killOneOfTwo(t *testing.T, target target) {
 	const (
 		n      = 300
 		spread = 3 * time.Second // the due times
@@ -127,5 +131,5 @@ func killOneOfTwo(t *testing.T, target redisTarget) {
 	b.signal(syscall.SIGTERM)
 	require.Equal(t, 0, b.wait(time.Minute), b.log())
 	st := w.stats(t)
-	require.Zero(t, st.Due+st.Scheduled+st.InFlight+st.Dead, "left in Redis: %+v", st)
+	require.Zero(t, st.Due+st.Scheduled+st.InFlight+st.Dead, "left in the store: %+v", st)
 }

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -8,17 +9,25 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/goleak"
+
+	"github.com/go-timingwheel/timingwheel/durable"
+	"github.com/go-timingwheel/timingwheel/pgwheel"
+	"github.com/go-timingwheel/timingwheel/sqlitewheel"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/pgtest"
 )
 
-// The tests run the timerd binary, built once by TestMain, against the
-// Redis servers of scripts/redis.sh's .redis/env:
+// The tests run the timerd binary, built once by TestMain, on a SQLite file
+// of their own and against the servers of scripts/redis.sh's .redis/env and
+// scripts/postgres.sh's .postgres/env:
 //
 //	REDISWHEEL_ADDR          host:port of a standalone server
 //	REDISWHEEL_CLUSTER_ADDRS comma-separated host:port of a cluster's masters
+//	PGWHEEL_DSN              a PostgreSQL database's URL
 //
 // A test whose server is missing is skipped, unless TIMERD_REQUIRE=1 (or
-// REDISWHEEL_REQUIRE=1), when it fails. Each test works in a namespace of
+// REDISWHEEL_REQUIRE=1; PGWHEEL_REQUIRE=1 for PostgreSQL), when it fails. Each test works in a namespace of
 // its own and deletes it afterwards. Every process a test starts is killed
 // by pid when the test ends.
 var timerdBin string
@@ -64,19 +73,23 @@ func envOrSkip(t *testing.T, name string) string {
 	return v
 }
 
-// redisTarget is how the processes and the test reach one Redis.
-type redisTarget struct {
-	url     string // -redis-url
-	cluster bool   // -redis-cluster
-	addrs   []string
+// target is one store the processes of a test share, and how the test
+// reaches it.
+type target struct {
+	name string
+	// flags point timerd at the store.
+	flags []string
+	// open opens the test's own Store on it, for namespace ns; close
+	// releases it and deletes the namespace's tasks.
+	open func(t *testing.T, ns string) (st durable.Store, close func())
 }
 
-func standalone(t *testing.T) redisTarget {
+func standalone(t *testing.T) target {
 	addr := envOrSkip(t, "REDISWHEEL_ADDR")
-	return redisTarget{url: "redis://" + addr + "/0", addrs: []string{addr}}
+	return redisTarget("redis", "redis://"+addr+"/0", false, []string{addr})
 }
 
-func cluster(t *testing.T) redisTarget {
+func cluster(t *testing.T) target {
 	addrs := strings.Split(envOrSkip(t, "REDISWHEEL_CLUSTER_ADDRS"), ",")
 	u := "redis://" + addrs[0]
 	for i, a := range addrs[1:] {
@@ -86,5 +99,44 @@ func cluster(t *testing.T) redisTarget {
 			u += "&addr=" + a
 		}
 	}
-	return redisTarget{url: u, cluster: true, addrs: addrs}
+	return redisTarget("cluster", u, true, addrs)
+}
+
+// sqliteFile is a SQLite store in a file of the test's own: for one
+// process at a time.
+func sqliteFile(t *testing.T) target {
+	path := filepath.Join(t.TempDir(), "timerd.db")
+	return target{name: "sqlite", flags: []string{"-store", "sqlite:" + path},
+		open: func(t *testing.T, ns string) (durable.Store, func()) {
+			st, err := sqlitewheel.Open(context.Background(), path, sqlitewheel.Options{Namespace: ns})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return st, func() { st.Close() }
+		}}
+}
+
+// postgres is a fresh schema on the PostgreSQL server, migrated by the
+// timerd binary's own `timerd migrate` (which a server never does itself).
+func postgres(t *testing.T) target {
+	if os.Getenv("PGWHEEL_DSN") == "" && os.Getenv("TIMERD_REQUIRE") == "1" {
+		t.Fatal("PGWHEEL_DSN is unset and TIMERD_REQUIRE=1")
+	}
+	url := pgtest.Schema(t)
+	flags := []string{"-store", url}
+	if code, out := run(t, environ(), append([]string{"migrate"}, flags...)...); code != 0 {
+		t.Fatalf("timerd migrate: exit %d: %s", code, out)
+	}
+	return target{name: "postgres", flags: flags, open: func(t *testing.T, ns string) (durable.Store, func()) {
+		pool, err := pgxpool.New(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := pgwheel.New(pool, ns)
+		if err != nil {
+			pool.Close()
+			t.Fatal(err)
+		}
+		return st, pool.Close
+	}}
 }

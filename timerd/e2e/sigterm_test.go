@@ -9,31 +9,35 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/durable"
 )
 
 // SIGTERM stops a timerd cleanly (exit 0) and loses nothing: callbacks that
 // finish within the grace are settled and the process exits when they have,
 // not at the end of the grace; the others are cut short at the end of the
-// grace, not waited for, and their tasks released to Redis, due at once,
+// grace, not waited for, and their tasks released to the store, due at once,
 // with the attempt not counted. Grace and callbacks are far apart (60s
 // against 300ms), and the exit is waited for up to 30s, so that either way
 // a broken shutdown fails by what it does, however slow the machine.
+// On Redis, PostgreSQL and the default SQLite store.
 func TestSIGTERM(t *testing.T) {
-	t.Run("callbacks finish within the grace", func(t *testing.T) {
-		sigterm(t, time.Minute, 300*time.Millisecond)
-	})
-	t.Run("callbacks outlast the grace", func(t *testing.T) {
-		sigterm(t, 300*time.Millisecond, time.Minute)
-	})
+	for _, store := range []func(*testing.T) target{standalone, postgres, sqliteFile} {
+		t.Run("callbacks finish within the grace", func(t *testing.T) {
+			sigterm(t, store(t), time.Minute, 300*time.Millisecond)
+		})
+		t.Run("callbacks outlast the grace", func(t *testing.T) {
+			sigterm(t, store(t), 300*time.Millisecond, time.Minute)
+		})
+	}
 }
 
 // exitWithin bounds a stopping process's exit: under either case's minute.
 const exitWithin = 30 * time.Second
 
-func sigterm(t *testing.T, grace, slow time.Duration) {
+func sigterm(t *testing.T, target target, grace, slow time.Duration) {
+	t.Logf("store %s", target.name)
 	const n, concurrency = 40, 8
-	w := newWorld(t, standalone(t))
+	w := newWorld(t, target)
 	p := start(t, "A", environ("TIMERD_TOKEN="+token),
 		w.args("-concurrency", fmt.Sprint(concurrency), "-shutdown-grace", grace.String())...)
 	rc := newReceiver(t, slow)
@@ -71,12 +75,12 @@ func sigterm(t *testing.T, grace, slow time.Duration) {
 		for _, key := range cut {
 			info, err := w.q.Get(context.Background(), key)
 			require.NoError(t, err)
-			require.Equal(t, rediswheel.StateScheduled, info.State, "%s: released, due again", key)
+			require.Equal(t, durable.StateScheduled, info.State, "%s: released, due again", key)
 			require.Zero(t, info.Attempts, "%s: the released delivery is not counted", key)
 		}
 	}
 	// Nothing lost: every task is either done (retained, -retention 24h) or
-	// waiting in Redis for the next process.
+	// waiting in the store for the next process.
 	st := w.stats(t)
 	require.Zero(t, st.InFlight+st.Dead, "%+v", st)
 	require.EqualValues(t, len(done), st.Retained, "%+v", st)

@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/go-timingwheel/timingwheel/durable"
 	"github.com/go-timingwheel/timingwheel/rediswheel"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/apierror"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/schedules"
@@ -32,13 +33,22 @@ type Config struct {
 	Schedules *schedules.Store
 	// CheckCallback decides whether a callback URL may be called, before a
 	// task or schedule is stored (the server gives ssrf.Guard.CheckURL). An
-	// error wrapping ssrf.ErrForbidden is 400 destination_forbidden; any
-	// other error is 400 invalid_argument; both name the field callback.url.
+	// error wrapping ssrf.ErrForbidden is 400 destination_forbidden; one
+	// wrapping ssrf.ErrUnresolved is no refusal (the task is stored, the
+	// check left to the dial: isUnresolved); any other is 400
+	// invalid_argument. Both errors name the field callback.url.
 	// Required: to allow every destination, give a func returning nil.
 	CheckCallback func(ctx context.Context, u *url.URL) error
+	// Payload reads the payload stored with a task (rediswheel's
+	// Store.Payload), for what GET /v1/tasks/{key} shows of the callback
+	// (its traceparent). Optional: without it nothing of the callback is shown.
+	Payload func(ctx context.Context, key string) ([]byte, error)
 	// MaxBody caps a request body: a larger one is 413 too_large (default
 	// 1 MiB).
 	MaxBody int64
+	// Flow is the workers' flow control per callback origin, which
+	// /v1/limits reads and changes; nil: a Flow without limits.
+	Flow *durable.Flow
 	// Log receives Redis failures (warning) and unexpected errors (error);
 	// default slog.Default().
 	Log *slog.Logger
@@ -69,6 +79,13 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
+	}
+	if cfg.Flow == nil {
+		f, err := durable.NewFlow(durable.FlowOptions{Key: durable.HTTPOrigin})
+		if err != nil {
+			return nil, err
+		}
+		cfg.Flow = f
 	}
 	h := &handler{cfg: cfg, log: cfg.Log}
 	mux := http.NewServeMux()
@@ -118,6 +135,9 @@ func (h *handler) routes() []route {
 		{"GET", "/v1/schedules/{name}", "getSchedule", h.getSchedule},
 		{"DELETE", "/v1/schedules/{name}", "deleteSchedule", h.deleteSchedule},
 		{"GET", "/v1/stats", "stats", h.stats},
+		{"GET", "/v1/limits", "listLimits", h.listLimits},
+		{"PUT", "/v1/limits/{origin}", "putLimit", h.putLimit},
+		{"DELETE", "/v1/limits/{origin}", "deleteLimit", h.deleteLimit},
 	}
 	slices.SortStableFunc(rs, func(a, b route) int { return strings.Compare(a.pattern, b.pattern) })
 	return rs

@@ -20,6 +20,15 @@ import (
 // it.
 func isForbidden(err error) bool { return errors.Is(err, ssrf.ErrForbidden) }
 
+// isUnresolved reports whether err, an error of Config.CheckCallback, says
+// the callback's host name does not resolve now (it wraps
+// ssrf.ErrUnresolved). Such a callback is accepted and the check deferred to
+// delivery (README.md, "Callbacks"): a task is for later, when the name may
+// resolve; the dial-time check guards every address actually called; and
+// creates must not fail with the destination's DNS. A name that never
+// resolves fails its deliveries, each attempt's error in the delivery log.
+func isUnresolved(err error) bool { return errors.Is(err, ssrf.ErrUnresolved) }
+
 // apiError is an answer other than success: apierror's code, the field, and
 // a message for the client.
 type apiError struct {

@@ -41,9 +41,9 @@ func newFixture(t *testing.T, c redis.UniversalClient, opts rediswheel.Options) 
 	}
 	q, err := rediswheel.New(c, opts)
 	require.NoError(t, err)
-	f := &fixture{t: t, q: q, store: schedules.New(c, q, ns, slog.Default())}
+	f := &fixture{t: t, q: q, store: schedules.New(schedules.RedisDefinitions(c, ns), q, slog.Default())}
 	h, err := New(Config{
-		Queue: q, Schedules: f.store, MaxBody: 4096,
+		Queue: q, Schedules: f.store, MaxBody: 4096, Payload: q.Store().(*rediswheel.Store).Payload,
 		CheckCallback: func(ctx context.Context, u *url.URL) error {
 			if f.check != nil {
 				return f.check(ctx, u)
@@ -78,12 +78,21 @@ func (r reply) errPart(k string) string {
 // do sends method path with body (JSON, unless contentType says otherwise).
 func (f *fixture) do(method, path, body string, contentType ...string) reply {
 	f.t.Helper()
+	return f.doWith(nil, method, path, body, contentType...)
+}
+
+// doWith is do with the request headers header.
+func (f *fixture) doWith(header http.Header, method, path, body string, contentType ...string) reply {
+	f.t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
 	req, err := http.NewRequest(method, f.api.URL+path, rd)
 	require.NoError(f.t, err)
+	for name, values := range header {
+		req.Header[name] = values
+	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -151,5 +160,5 @@ func (f *fixture) nothingStored() {
 }
 
 func schedulesFor(c redis.UniversalClient, q *rediswheel.Queue) *schedules.Store {
-	return schedules.New(c, q, "unreachable", slog.Default())
+	return schedules.New(schedules.RedisDefinitions(c, "unreachable"), q, slog.Default())
 }

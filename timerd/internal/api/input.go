@@ -110,6 +110,11 @@ func (c *callbackJSON) task(ctx context.Context, check func(context.Context, *ur
 		return t, invalid("callback.url", "callback.url is required")
 	case c.Method == "":
 		return t, invalid("callback.method", "callback.method is required")
+	case c.Method != strings.ToUpper(c.Method):
+		// HTTP allows lower-case tokens, but no receiver implements "post"
+		// (one answered 501, which is retried): a typo, refused now rather
+		// than retried until the task is dead.
+		return t, invalid("callback.method", "callback.method must be upper case, such as POST")
 	case c.Body != nil && c.BodyBase64 != nil:
 		return t, invalid("callback.body_base64", "give at most one of callback.body and callback.body_base64")
 	case c.Body != nil:
@@ -135,7 +140,7 @@ func (c *callbackJSON) task(ctx context.Context, check func(context.Context, *ur
 	if err != nil { // EncodeHTTPTask parsed it already
 		return t, invalid("callback.url", "%v", err)
 	}
-	if err := check(ctx, u); err != nil {
+	if err := check(ctx, u); err != nil && !isUnresolved(err) {
 		if isForbidden(err) {
 			return t, &apiError{apierror.DestinationForbidden, "callback.url", err.Error()}
 		}

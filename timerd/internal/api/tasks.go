@@ -46,9 +46,20 @@ func (h *handler) createTask(w http.ResponseWriter, r *http.Request) error {
 		}
 		opts = append(opts, rediswheel.TaskMaxAttempts(*req.MaxAttempts))
 	}
+	tp, err := requestTraceparent(r, req.Callback)
+	if err != nil {
+		return err
+	}
 	task, err := req.Callback.task(r.Context(), h.cfg.CheckCallback)
 	if err != nil {
 		return err
+	}
+	if tp != "" {
+		task.Header = task.Header.Clone()
+		if task.Header == nil {
+			task.Header = http.Header{}
+		}
+		task.Header.Set(traceHeader, tp)
 	}
 	ctx := r.Context()
 	for range raceRetries {
@@ -80,6 +91,11 @@ func (h *handler) createTask(w http.ResponseWriter, r *http.Request) error {
 		}
 		v := taskView(info)
 		v.Created = &added
+		if v.Traceparent = tp; !added {
+			if v.Traceparent, err = h.storedTraceparent(ctx, req.Key); err != nil {
+				return err
+			}
+		}
 		if added {
 			return writeJSON(w, http.StatusCreated, v)
 		}
@@ -126,7 +142,11 @@ func (h *handler) getTask(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, taskView(info))
+	v := taskView(info)
+	if v.Traceparent, err = h.storedTraceparent(r.Context(), key); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, v)
 }
 
 // cancelTask: DELETE /v1/tasks/{key}. rediswheel's Cancel: a scheduled,

@@ -227,6 +227,25 @@ func TestForbiddenDestination(t *testing.T) {
 	})
 }
 
+// A host name that does not resolve at create is no refusal: the task and
+// the schedule are stored, the check left to the dial (README.md,
+// "Callbacks").
+func TestUnresolvedDestinationDeferred(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, c redis.UniversalClient) {
+		f := newFixture(t, c, rediswheel.Options{})
+		f.check = func(context.Context, *url.URL) error {
+			return fmt.Errorf("%w: resolve \"orders.example.com\": no such host", ssrf.ErrUnresolved)
+		}
+		r := f.do("POST", "/v1/tasks", createBody("k", "1h", "https://orders.example.com/hooks/cancel"))
+		require.Equal(t, http.StatusCreated, r.status, "%s", r.raw)
+		r = f.do("GET", "/v1/tasks/k", "")
+		assert.Equal(t, "scheduled", r.body["state"], "%s", r.raw)
+		r = f.do("POST", "/v1/schedules", jsonBody(map[string]any{"name": "s", "every": "1h",
+			"callback": map[string]any{"url": "https://orders.example.com/", "method": "GET"}}))
+		assert.Equal(t, http.StatusCreated, r.status, "%s", r.raw)
+	})
+}
+
 var errNoSuchHost = &url.Error{Op: "lookup", URL: "nowhere.invalid", Err: context.DeadlineExceeded}
 
 // TestDueAtIsAnInstant: due_at is checked and kept as an instant, whatever

@@ -24,7 +24,9 @@ type taskJSON struct {
 	StartedAt      *string        `json:"started_at"`
 	FinishedAt     *string        `json:"finished_at"`
 	Deliveries     []deliveryJSON `json:"deliveries"`
-	Created        *bool          `json:"created,omitempty"`
+	// Traceparent is shown by the answers about one task, not by lists.
+	Traceparent string `json:"traceparent,omitempty"`
+	Created     *bool  `json:"created,omitempty"`
 }
 
 type deliveryJSON struct {

@@ -4,7 +4,7 @@
 // Each setting comes from its flag if the flag is given, else from its
 // environment variable if that is non-empty, else from its default. Parse
 // checks every value and names the flag (and its variable) of the first bad
-// one, so a process with a bad configuration stops before it touches Redis.
+// one, so a process with a bad configuration stops before it touches its store.
 package config
 
 import (
@@ -24,12 +24,19 @@ var ErrNoToken = errors.New("config: a non-loopback -listen address needs a toke
 // Config is timerd's configuration. The zero Config is not valid: get one
 // from Parse.
 type Config struct {
-	Listen        string // host:port; loopback unless Token is set
-	Token         string // the bearer token; "" only on a loopback Listen
-	RedisURL      string // go-redis URL, credentials and TLS (rediss://) included
+	Listen string // host:port; loopback unless Token is set
+	Token  string // the bearer token; "" only on a loopback Listen
+	// Store is where tasks and schedules are kept: StoreSQLite (the
+	// default), StorePostgres or StoreRedis.
+	Store         string
+	StorePath     string // StoreSQLite: the file
+	StoreURL      string // StorePostgres: the pgx connection URL
+	DataDir       string // where the default SQLite file lives
+	RedisURL      string // StoreRedis: go-redis URL, credentials and TLS (rediss://) included
 	RedisCluster  bool   // RedisURL is a cluster URL (redis.ParseClusterURL)
-	Namespace     string // rediswheel namespace
-	Shards        int    // rediswheel Shards: the same in every process of a namespace
+	Namespace     string // the store's namespace: every process of one service shares it
+	Shards        int    // Redis shards: the same in every process of a namespace
+	store         string // -store as given, until resolveStore reads it
 	Concurrency   int    // callbacks in flight per process
 	Workers       bool   // deliver callbacks; false: API only
 	AllowCallback []string
@@ -40,8 +47,16 @@ type Config struct {
 	ShutdownGrace time.Duration
 	// Lease is rediswheel's Lease: how long a task claimed by a process that
 	// then dies waits before another process delivers it.
-	Lease    time.Duration
-	LogLevel slog.Level
+	Lease time.Duration
+	// MaxAttempts, BackoffBase and BackoffLimit are rediswheel's MaxAttempts
+	// and ExponentialBackoff(BackoffBase, BackoffLimit) for tasks without
+	// their own; CallbackTimeout bounds a callback whose task gives none.
+	MaxAttempts               int
+	BackoffBase, BackoffLimit time.Duration
+	CallbackTimeout           time.Duration
+	LogLevel                  slog.Level
+	// Flow is the flow control of callbacks per origin (limits.go).
+	Flow Flow
 }
 
 // Parse reads the configuration from args (without the program name) and
@@ -74,8 +89,11 @@ func Parse(args []string, getenv func(string) string) (Config, error) {
 			return Config{}, fmt.Errorf("config: -%s (%s) %q: %w", s.name, s.env, v, err)
 		}
 	}
-	if err := checkRedisURL(c); err != nil {
+	if err := resolveStore(&c); err != nil {
 		return Config{}, err
+	}
+	if c.BackoffLimit < c.BackoffBase {
+		return Config{}, fmt.Errorf("config: -backoff-limit (TIMERD_BACKOFF_LIMIT) %v is below -backoff-base (TIMERD_BACKOFF_BASE) %v", c.BackoffLimit, c.BackoffBase)
 	}
 	if c.Token == "" {
 		c.Token = getenv("TIMERD_TOKEN")
@@ -88,7 +106,7 @@ func Parse(args []string, getenv func(string) string) (Config, error) {
 
 // Usage writes the flags, their variables and defaults to w.
 func Usage(w io.Writer) {
-	fmt.Fprintf(w, "usage: timerd [flags]\n\nEach flag falls back to its environment variable; the token is read from -token-file or TIMERD_TOKEN.\n\n")
+	fmt.Fprintf(w, "usage: timerd [flags]\n       timerd tasks|dead|schedules|receiver ... (the command line: timerd tasks -h)\n\nEach flag falls back to its environment variable; the token is read from -token-file or TIMERD_TOKEN.\n\n")
 	for _, s := range settings {
 		fmt.Fprintf(w, "  -%s (%s, default %q)\n    \t%s\n", s.name, s.env, s.def, s.usage)
 	}

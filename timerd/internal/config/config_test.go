@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"log/slog"
 	"net/netip"
 	"os"
@@ -42,10 +43,13 @@ func TestDefaults(t *testing.T) {
 	c, err := Parse(nil, env(nil))
 	require.NoError(t, err)
 	require.Equal(t, Config{
-		Listen: "127.0.0.1:8080", RedisURL: "redis://127.0.0.1:6379/0", Namespace: "timerd",
-		Shards: 16, Concurrency: 64, Workers: true, MaxBody: 1 << 20, Rate: 1000,
+		Listen: "127.0.0.1:8080", Store: StoreSQLite, StorePath: "timerd-data/timerd.db", DataDir: "timerd-data",
+		Namespace: "timerd",
+		Shards:    16, Concurrency: 64, Workers: true, MaxBody: 1 << 20, Rate: 1000,
 		Retention: 24 * time.Hour, History: 10, ShutdownGrace: 30 * time.Second,
 		Lease: 30 * time.Second, LogLevel: slog.LevelInfo,
+		MaxAttempts: 25, BackoffBase: time.Second, BackoffLimit: time.Hour, CallbackTimeout: 30 * time.Second,
+		Flow: defaultFlow,
 	}, c)
 }
 
@@ -53,20 +57,25 @@ func TestDefaults(t *testing.T) {
 // wins over the variable, the variable over the default.
 func TestEverySetting(t *testing.T) {
 	want := Config{
-		Listen: "127.0.0.1:9000", RedisURL: "redis://:pw@10.0.0.1:6380/2", Namespace: "orders",
-		Shards: 32, Concurrency: 8, Workers: false, AllowCallback: []string{"10.0.0.0/8", "hooks.internal:8443"},
+		Listen: "127.0.0.1:9000", Store: StoreRedis, RedisURL: "redis://:pw@10.0.0.1:6380/2", Namespace: "orders",
+		DataDir: "/var/lib/timerd",
+		Shards:  32, Concurrency: 8, Workers: false, AllowCallback: []string{"10.0.0.0/8", "hooks.internal:8443"},
 		MaxBody: 512 << 10, Rate: 2.5, Retention: time.Hour, History: 3, ShutdownGrace: 5 * time.Second,
 		Lease: 2 * time.Second, LogLevel: slog.LevelDebug, RedisCluster: true,
+		MaxAttempts: 3, BackoffBase: 10 * time.Millisecond, BackoffLimit: time.Minute, CallbackTimeout: 2 * time.Second,
+		Flow: defaultFlow,
 	}
 	flags := []string{"-listen", "127.0.0.1:9000", "-redis-url", "redis://:pw@10.0.0.1:6380/2", "-redis-cluster",
-		"-namespace", "orders", "-shards", "32", "-concurrency", "8", "-workers=false",
+		"-data-dir", "/var/lib/timerd", "-namespace", "orders", "-shards", "32", "-concurrency", "8", "-workers=false",
 		"-allow-callback", "10.0.0.0/8, hooks.internal:8443", "-max-body", "512KiB", "-rate", "2.5",
-		"-retention", "1h", "-history", "3", "-shutdown-grace", "5s", "-lease", "2s", "-log-level", "debug"}
+		"-retention", "1h", "-history", "3", "-shutdown-grace", "5s", "-lease", "2s", "-log-level", "debug",
+		"-max-attempts", "3", "-backoff-base", "10ms", "-backoff-limit", "1m", "-callback-timeout", "2s"}
 	vars := map[string]string{"TIMERD_LISTEN": "127.0.0.1:9000", "TIMERD_REDIS_URL": "redis://:pw@10.0.0.1:6380/2",
-		"TIMERD_REDIS_CLUSTER": "true", "TIMERD_NAMESPACE": "orders", "TIMERD_SHARDS": "32",
+		"TIMERD_REDIS_CLUSTER": "true", "TIMERD_DATA_DIR": "/var/lib/timerd", "TIMERD_NAMESPACE": "orders", "TIMERD_SHARDS": "32",
 		"TIMERD_CONCURRENCY": "8", "TIMERD_WORKERS": "false", "TIMERD_ALLOW_CALLBACK": "10.0.0.0/8,hooks.internal:8443",
 		"TIMERD_MAX_BODY": "524288", "TIMERD_RATE": "2.5", "TIMERD_RETENTION": "1h", "TIMERD_HISTORY": "3",
-		"TIMERD_SHUTDOWN_GRACE": "5s", "TIMERD_LEASE": "2s", "TIMERD_LOG_LEVEL": "DEBUG"}
+		"TIMERD_SHUTDOWN_GRACE": "5s", "TIMERD_LEASE": "2s", "TIMERD_LOG_LEVEL": "DEBUG",
+		"TIMERD_MAX_ATTEMPTS": "3", "TIMERD_BACKOFF_BASE": "10ms", "TIMERD_BACKOFF_LIMIT": "1m", "TIMERD_CALLBACK_TIMEOUT": "2s"}
 
 	got, err := Parse(flags, env(nil))
 	require.NoError(t, err)
@@ -166,6 +175,11 @@ func TestBadValues(t *testing.T) {
 		{[]string{"-redis-url", "http://x"}, "-redis-url"},
 		{[]string{"-redis-url", "redis://x:6379/notadb"}, "-redis-url"},
 		{[]string{"-redis-cluster=maybe"}, "-redis-cluster"},
+		{[]string{"-store", "mysql://h/db"}, "-store"},
+		{[]string{"-store", "sqlite:"}, "-store"},
+		{[]string{"-store", "redis://x:6379/notadb"}, "-redis-url"},
+		{[]string{"-store", "postgres://h/db", "-redis-url", "redis://h:6379/0"}, "-store"},
+		{[]string{"-data-dir", ""}, "-data-dir"},
 		{[]string{"-namespace", ""}, "-namespace"},
 		{[]string{"-namespace", "a{b}"}, "-namespace"},
 		{[]string{"-namespace", strings.Repeat("n", 129)}, "-namespace"},
@@ -187,6 +201,11 @@ func TestBadValues(t *testing.T) {
 		{[]string{"-retention", "-1s"}, "-retention"},
 		{[]string{"-retention", "1d"}, "-retention"},
 		{[]string{"-history", "0"}, "-history"},
+		{[]string{"-max-attempts", "0"}, "-max-attempts"},
+		{[]string{"-backoff-base", "0s"}, "-backoff-base"},
+		{[]string{"-backoff-limit", "1ns"}, "-backoff-limit"},
+		{[]string{"-backoff-base", "2s", "-backoff-limit", "1s"}, "-backoff-limit"},
+		{[]string{"-callback-timeout", "0s"}, "-callback-timeout"},
 		{[]string{"-history", "1001"}, "-history"},
 		{[]string{"-shutdown-grace", "soon"}, "-shutdown-grace"},
 		{[]string{"-lease", "50ms"}, "-lease"},
@@ -217,6 +236,40 @@ func TestRedisURLErrorHidesPassword(t *testing.T) {
 	require.NotContains(t, err.Error(), "hunter2")
 }
 
+// -store names the store by its URL's scheme; without it timerd keeps its
+// tasks in a SQLite file in -data-dir, unless -redis-url (from before
+// -store) is given.
+func TestStore(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want Config
+	}{
+		{nil, Config{Store: StoreSQLite, StorePath: "timerd-data/timerd.db"}},
+		{[]string{"-data-dir", "/d"}, Config{Store: StoreSQLite, StorePath: "/d/timerd.db"}},
+		{[]string{"-store", "sqlite"}, Config{Store: StoreSQLite, StorePath: "timerd-data/timerd.db"}},
+		{[]string{"-store", "sqlite:/tmp/x.db"}, Config{Store: StoreSQLite, StorePath: "/tmp/x.db"}},
+		{[]string{"-store", "redis://h:1/0"}, Config{Store: StoreRedis, RedisURL: "redis://h:1/0"}},
+		{[]string{"-store", "rediss://h:1/0"}, Config{Store: StoreRedis, RedisURL: "rediss://h:1/0"}},
+		{[]string{"-redis-url", "redis://h:1/0"}, Config{Store: StoreRedis, RedisURL: "redis://h:1/0"}},
+		{[]string{"-store", "postgres://u@h/db"}, Config{Store: StorePostgres, StoreURL: "postgres://u@h/db"}},
+		{[]string{"-store", "postgresql://u@h/db"}, Config{Store: StorePostgres, StoreURL: "postgresql://u@h/db"}},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			c, err := Parse(tc.args, env(nil))
+			require.NoError(t, err)
+			got := Config{Store: c.Store, StorePath: c.StorePath, StoreURL: c.StoreURL, RedisURL: c.RedisURL}
+			require.Equal(t, tc.want, got)
+		})
+	}
+}
+
+// A password in a store URL is not repeated in an error.
+func TestStoreErrorHidesPassword(t *testing.T) {
+	_, err := Parse([]string{"-store", "mysql://u:hunter2@h/db"}, env(nil))
+	require.ErrorContains(t, err, "-store")
+	require.NotContains(t, err.Error(), "hunter2")
+}
+
 func TestHelp(t *testing.T) {
 	_, err := Parse([]string{"-h"}, env(nil))
 	require.ErrorIs(t, err, flag.ErrHelp)
@@ -225,4 +278,50 @@ func TestHelp(t *testing.T) {
 	for _, s := range settings {
 		require.Contains(t, b.String(), "-"+s.name+" ("+s.env)
 	}
+}
+
+// Attrs, the start-up log's settings, name every setting and show its
+// effective value, but never the token or the Redis password.
+func TestAttrs(t *testing.T) {
+	c, err := Parse([]string{"-redis-url", "redis://user:s3cretpw@127.0.0.1:6379/0", "-allow-callback", "127.0.0.1/32",
+		"-max-attempts", "7", "-backoff-base", "250ms", "-backoff-limit", "2m", "-callback-timeout", "5s"},
+		env(map[string]string{"TIMERD_TOKEN": "tok3n", "TIMERD_LEASE": "9s"}))
+	require.NoError(t, err)
+	got := map[string]string{}
+	for _, a := range c.Attrs() {
+		got[a.Key] = a.Value.String()
+	}
+	for _, s := range settings {
+		name := s.name
+		if name == "token-file" {
+			name = "token"
+		}
+		require.Contains(t, got, name, "the start-up log must show -%s", s.name)
+	}
+	require.Len(t, got, len(settings), "one attribute per setting: %v", got)
+	require.Equal(t, "127.0.0.1/32", got["allow-callback"])
+	require.Equal(t, "9s", got["lease"])
+	require.Equal(t, "7", got["max-attempts"])
+	require.Equal(t, "250ms", got["backoff-base"])
+	require.Equal(t, "2m0s", got["backoff-limit"])
+	require.Equal(t, "5s", got["callback-timeout"])
+	require.Equal(t, "true", got["token"])
+	require.Equal(t, "redis://user:xxxxx@127.0.0.1:6379/0", got["redis-url"])
+	require.Equal(t, "redis://user:xxxxx@127.0.0.1:6379/0", got["store"])
+	require.NotContains(t, fmt.Sprint(got), "tok3n")
+	require.NotContains(t, fmt.Sprint(got), "s3cretpw")
+
+	c, err = Parse([]string{"-store", "postgres://app:s3cretpw@db/tasks"}, env(nil))
+	require.NoError(t, err)
+	for _, a := range c.Attrs() {
+		got[a.Key] = a.Value.String()
+	}
+	require.Equal(t, "postgres://app:xxxxx@db/tasks", got["store"])
+	require.NotContains(t, fmt.Sprint(got), "s3cretpw")
+	c, err = Parse([]string{"-data-dir", "/d"}, env(nil))
+	require.NoError(t, err)
+	for _, a := range c.Attrs() {
+		got[a.Key] = a.Value.String()
+	}
+	require.Equal(t, "sqlite:/d/timerd.db", got["store"])
 }

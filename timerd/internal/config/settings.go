@@ -45,14 +45,26 @@ var settings = []setting{
 			}
 			return err
 		}},
-	{name: "redis-url", env: "TIMERD_REDIS_URL", def: "redis://127.0.0.1:6379/0",
-		usage: "go-redis URL (rediss:// for TLS, user and password inside)",
+	{name: "store", env: "TIMERD_STORE",
+		usage: "where tasks live: sqlite (default: a file in -data-dir, one process), sqlite:PATH, redis://… or rediss://… (go-redis URL), postgres://… (pgx URL; run timerd migrate first)",
+		apply: func(c *Config, v string) error { c.store = v; return nil }},
+	{name: "data-dir", env: "TIMERD_DATA_DIR", def: "timerd-data",
+		usage: "directory of the default SQLite store's file, " + sqliteFile,
+		apply: func(c *Config, v string) error {
+			if v == "" {
+				return errors.New("want a directory")
+			}
+			c.DataDir = v
+			return nil
+		}},
+	{name: "redis-url", env: "TIMERD_REDIS_URL",
+		usage: "the Redis store's go-redis URL, as -store redis://… (kept from before -store)",
 		apply: func(c *Config, v string) error { c.RedisURL = v; return nil }},
 	{name: "redis-cluster", env: "TIMERD_REDIS_CLUSTER", def: "false", isBool: true,
 		usage: "parse -redis-url as a cluster URL (?addr=host:port for more seeds)",
 		apply: func(c *Config, v string) (err error) { c.RedisCluster, err = parseBool(v); return err }},
 	{name: "namespace", env: "TIMERD_NAMESPACE", def: "timerd",
-		usage: "rediswheel namespace",
+		usage: "namespace of the store: the processes of one service share it",
 		apply: func(c *Config, v string) error {
 			if v == "" || len(v) > maxNamespace || strings.ContainsAny(v, "{} \t\r\n") {
 				return fmt.Errorf("want 1..%d bytes without braces or spaces", maxNamespace)
@@ -61,7 +73,7 @@ var settings = []setting{
 			return nil
 		}},
 	{name: "shards", env: "TIMERD_SHARDS", def: "16",
-		usage: "rediswheel shards: the same in every process of a namespace",
+		usage: "Redis store shards: the same in every process of a namespace",
 		apply: func(c *Config, v string) (err error) { c.Shards, err = parseInt(v, 1, maxShards); return err }},
 	{name: "concurrency", env: "TIMERD_CONCURRENCY", def: "64",
 		usage: "callbacks in flight per process",
@@ -106,6 +118,27 @@ var settings = []setting{
 	{name: "lease", env: "TIMERD_LEASE", def: "30s",
 		usage: "a task claimed by a process that dies is delivered again after this long",
 		apply: func(c *Config, v string) (err error) { c.Lease, err = parseDuration(v, minLease); return err }},
+	{name: "max-attempts", env: "TIMERD_MAX_ATTEMPTS", def: "25",
+		usage: "deliveries of a task before it is dead, unless the task gives max_attempts",
+		apply: func(c *Config, v string) (err error) { c.MaxAttempts, err = parseInt(v, 1, math.MaxInt32); return err }},
+	{name: "backoff-base", env: "TIMERD_BACKOFF_BASE", def: "1s",
+		usage: "after failed attempt n a task waits a random delay in [0, min(backoff-limit, backoff-base*2^(n-1))]",
+		apply: func(c *Config, v string) (err error) {
+			c.BackoffBase, err = parseDuration(v, time.Millisecond)
+			return err
+		}},
+	{name: "backoff-limit", env: "TIMERD_BACKOFF_LIMIT", def: "1h",
+		usage: "the most a retry waits (see backoff-base)",
+		apply: func(c *Config, v string) (err error) {
+			c.BackoffLimit, err = parseDuration(v, time.Millisecond)
+			return err
+		}},
+	{name: "callback-timeout", env: "TIMERD_CALLBACK_TIMEOUT", def: "30s",
+		usage: "bounds one delivery of a callback that gives no timeout",
+		apply: func(c *Config, v string) (err error) {
+			c.CallbackTimeout, err = parseDuration(v, time.Millisecond)
+			return err
+		}},
 	{name: "log-level", env: "TIMERD_LOG_LEVEL", def: "info",
 		usage: "debug, info, warn or error",
 		apply: func(c *Config, v string) error {

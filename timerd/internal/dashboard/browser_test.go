@@ -18,11 +18,15 @@ import (
 
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/go-timingwheel/timingwheel/durable"
+	"github.com/go-timingwheel/timingwheel/pgwheel"
 	"github.com/go-timingwheel/timingwheel/rediswheel"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/api"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/auth"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/pgtest"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/redistest"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/schedules"
+	"github.com/stretchr/testify/require"
 )
 
 // chromium is Debian's browser, installed by scripts/chromium.sh.
@@ -34,16 +38,36 @@ const chromium = "/usr/bin/chromium"
 // Redis that they left the dead set. Screenshots of the overview and of the
 // dead set after the requeues go to $TIMERD_ARTIFACTS (default: the test's
 // temporary directory), and the test logs their paths.
+//
+// It runs on Redis and on PostgreSQL (the screenshots of the second are
+// named *-postgres.png): the pages read only the Queue, the same on every
+// store.
 func TestBrowser(t *testing.T) {
 	if _, err := os.Stat(chromium); err != nil {
 		required(t, chromium+" is missing (scripts/chromium.sh installs it)")
 	}
-	c := standalone(t)
-	q := newQueue(t, c)
+	t.Run("redis", func(t *testing.T) {
+		c := standalone(t)
+		q := newQueue(t, c)
+		testBrowser(t, q, schedules.RedisDefinitions(c, "tdtest-browser"), "")
+	})
+	t.Run("postgres", func(t *testing.T) {
+		pool := pgtest.Pool(t)
+		require.NoError(t, pgwheel.Migrate(context.Background(), pool))
+		require.NoError(t, schedules.MigratePostgres(context.Background(), pool))
+		st, err := pgwheel.New(pool, "tdtest-browser")
+		require.NoError(t, err)
+		q, err := durable.New(st, durable.Options{Retention: time.Hour})
+		require.NoError(t, err)
+		testBrowser(t, q, schedules.PostgresDefinitions(pool, "tdtest-browser"), "-postgres")
+	})
+}
+
+func testBrowser(t *testing.T, q *durable.Queue, defs schedules.Definitions, suffix string) {
 	fixture(t, q, []string{"browser/dead-1", "browser/dead-2", hostileKey}, []string{"browser/done"}, 3, 5)
 	// The dashboard beside the /v1/ API on one server, as timerd serves them,
 	// so that the page can be held against what the API reports.
-	v1, err := api.New(api.Config{Queue: q, Schedules: schedules.New(c, q, "tdtest-browser", nil),
+	v1, err := api.New(api.Config{Queue: q, Schedules: schedules.New(defs, q, nil),
 		CheckCallback: func(context.Context, *url.URL) error { return nil }})
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +129,7 @@ func TestBrowser(t *testing.T) {
 	if headerColor != "rgb(38, 50, 56)" {
 		t.Errorf("header background %q: the page's CSS did not apply (CSP hash?)", headerColor)
 	}
-	screenshot(t, ctx, filepath.Join(artifacts, "dashboard-overview.png"))
+	screenshot(t, ctx, filepath.Join(artifacts, "dashboard-overview"+suffix+".png"))
 
 	// The dead set, reached by its link; Requeue on two rows.
 	run(t, ctx, "open the dead set", chromedp.Click(`a[href="/ui/dead"]`, chromedp.NodeVisible), chromedp.WaitVisible("table#dead"))
@@ -128,9 +152,9 @@ func TestBrowser(t *testing.T) {
 	var rows int
 	run(t, ctx, "count dead rows", chromedp.Evaluate(`document.querySelectorAll("table#dead tr[data-key]").length`, &rows))
 	if rows != 1 || stats(t, q).Total.Dead != 1 {
-		t.Errorf("dead set after two requeues: %d rows on the page, %d in Redis; want 1", rows, stats(t, q).Total.Dead)
+		t.Errorf("dead set after two requeues: %d rows on the page, %d in the store; want 1", rows, stats(t, q).Total.Dead)
 	}
-	screenshot(t, ctx, filepath.Join(artifacts, "dashboard-dead.png"))
+	screenshot(t, ctx, filepath.Join(artifacts, "dashboard-dead"+suffix+".png"))
 
 	select {
 	case msg := <-dialogs:

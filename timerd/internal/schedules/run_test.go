@@ -140,7 +140,7 @@ func TestRunOnceAcrossProcesses(t *testing.T) {
 		var stores []*Store
 		for range 2 {
 			q := newQueue(t, c, ns)
-			s := New(c, q, ns, nil)
+			s := New(RedisDefinitions(c, ns), q, nil)
 			stores = append(stores, s)
 			mux := rediswheel.NewMux()
 			mux.Handle(rediswheel.HTTPTaskType, rediswheel.HTTPHandler(srv.Client()))

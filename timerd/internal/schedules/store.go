@@ -3,37 +3,33 @@ package schedules
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 
 	"github.com/go-timingwheel/timingwheel/rediswheel"
-	"github.com/redis/go-redis/v9"
 )
 
 // Store keeps the definitions of one namespace and runs them. It is safe for
 // concurrent use; any number of Stores, in any number of processes, may share
 // a namespace.
 type Store struct {
-	client redis.UniversalClient
-	q      *rediswheel.Queue
-	key    string // the HASH: {<namespace>.timerd}:schedules
-	log    *slog.Logger
+	defs Definitions
+	q    *rediswheel.Queue
+	log  *slog.Logger
 }
 
-// New returns the Store of namespace (the Queue's own namespace, so that the
-// HASH sits beside its keys), adding occurrences to q. A nil log is
-// slog.Default(). It panics on a nil client or Queue: a mistake in the
-// program.
-func New(client redis.UniversalClient, q *rediswheel.Queue, namespace string, log *slog.Logger) *Store {
-	if client == nil || q == nil {
-		panic("schedules.New: nil client or Queue")
+// New returns the Store of the definitions in defs, adding occurrences to q
+// (the Queue of the same namespace and store). A nil log is slog.Default().
+// It panics on a nil defs or Queue: a mistake in the program.
+func New(defs Definitions, q *rediswheel.Queue, log *slog.Logger) *Store {
+	if defs == nil || q == nil {
+		panic("schedules.New: nil Definitions or Queue")
 	}
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Store{client: client, q: q, key: "{" + namespace + ".timerd}:schedules", log: log}
+	return &Store{defs: defs, q: q, log: log}
 }
 
 // Put stores d under d.Name, replacing any definition there, and reports
@@ -46,32 +42,26 @@ func (s *Store) Put(ctx context.Context, d Definition) (created bool, err error)
 	if err != nil {
 		return false, err
 	}
-	var old *redis.StringCmd
-	var set *redis.IntCmd
-	_, err = s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		old = p.HGet(ctx, s.key, d.Name)
-		set = p.HSet(ctx, s.key, d.Name, raw)
-		return nil
-	})
-	if err != nil && !errors.Is(err, redis.Nil) {
+	prev, err := s.defs.Swap(ctx, d.Name, raw)
+	if err != nil {
 		return false, fmt.Errorf("schedules: put %q: %w", d.Name, err)
 	}
-	if prev, err := old.Bytes(); err == nil {
+	if prev != nil {
 		if v := version(prev); v != version(raw) {
 			s.remove(ctx, periodicName(d.Name, v))
 		}
 	}
-	return set.Val() == 1, nil
+	return prev == nil, nil
 }
 
 // Get returns the definition under name, or an error wrapping ErrNotFound.
 func (s *Store) Get(ctx context.Context, name string) (Definition, error) {
-	raw, err := s.client.HGet(ctx, s.key, name).Bytes()
-	if errors.Is(err, redis.Nil) {
-		return Definition{}, fmt.Errorf("%w: %q", ErrNotFound, name)
-	}
+	raw, err := s.defs.Get(ctx, name)
 	if err != nil {
 		return Definition{}, fmt.Errorf("schedules: get %q: %w", name, err)
+	}
+	if raw == nil {
+		return Definition{}, fmt.Errorf("%w: %q", ErrNotFound, name)
 	}
 	d, err := decode(raw)
 	d.Version = version(raw)
@@ -96,21 +86,14 @@ func (s *Store) List(ctx context.Context) ([]Definition, error) {
 // pending occurrence is cancelled; one already due may still run), and
 // reports whether there was one.
 func (s *Store) Delete(ctx context.Context, name string) (bool, error) {
-	var old *redis.StringCmd
-	_, err := s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		old = p.HGet(ctx, s.key, name)
-		p.HDel(ctx, s.key, name)
-		return nil
-	})
-	if errors.Is(err, redis.Nil) {
-		return false, nil
-	}
+	prev, err := s.defs.Delete(ctx, name)
 	if err != nil {
 		return false, fmt.Errorf("schedules: delete %q: %w", name, err)
 	}
-	if prev, err := old.Bytes(); err == nil {
-		s.remove(ctx, periodicName(name, version(prev)))
+	if prev == nil {
+		return false, nil
 	}
+	s.remove(ctx, periodicName(name, version(prev)))
 	return true, nil
 }
 
@@ -122,13 +105,13 @@ type entry struct {
 
 // read returns the readable definitions, by name.
 func (s *Store) read(ctx context.Context) ([]entry, error) {
-	m, err := s.client.HGetAll(ctx, s.key).Result()
+	m, err := s.defs.All(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("schedules: list: %w", err)
 	}
 	out := make([]entry, 0, len(m))
 	for name, raw := range m {
-		d, err := decode([]byte(raw))
+		d, err := decode(raw)
 		if err == nil && d.Name != name {
 			err = fmt.Errorf("schedules: stored definition under %q is named %q", name, d.Name)
 		}
@@ -136,7 +119,7 @@ func (s *Store) read(ctx context.Context) ([]entry, error) {
 			s.log.Error("schedules: skipping a definition", "name", name, "err", err)
 			continue
 		}
-		d.Version = version([]byte(raw))
+		d.Version = version(raw)
 		out = append(out, entry{def: d, periodic: periodicName(name, d.Version)})
 	}
 	slices.SortFunc(out, func(a, b entry) int { return cmp.Compare(a.def.Name, b.def.Name) })

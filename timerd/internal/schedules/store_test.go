@@ -15,7 +15,7 @@ import (
 func TestStore(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, c redis.UniversalClient) {
 		ns := redistest.Namespace(t, c)
-		s := New(c, newQueue(t, c, ns), ns, nil)
+		s := New(RedisDefinitions(c, ns), newQueue(t, c, ns), nil)
 		ctx := context.Background()
 		cb := rediswheel.HTTPTask{URL: "https://example.com/h", Method: "POST", Body: []byte("x")}
 
@@ -80,10 +80,12 @@ func TestStore(t *testing.T) {
 func TestStoreSkipsUnreadable(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, c redis.UniversalClient) {
 		ns := redistest.Namespace(t, c)
-		s := New(c, newQueue(t, c, ns), ns, nil)
+		defs := RedisDefinitions(c, ns)
+		s := New(defs, newQueue(t, c, ns), nil)
 		ctx := context.Background()
-		require.NoError(t, c.HSet(ctx, s.key, "future", `{"v":9}`).Err())
-		_, err := s.Put(ctx, Definition{Name: "ok", Every: time.Hour, Callback: rediswheel.HTTPTask{URL: "http://h/", Method: "GET"}})
+		_, err := defs.Swap(ctx, "future", []byte(`{"v":9}`))
+		require.NoError(t, err)
+		_, err = s.Put(ctx, Definition{Name: "ok", Every: time.Hour, Callback: rediswheel.HTTPTask{URL: "http://h/", Method: "GET"}})
 		require.NoError(t, err)
 		list, err := s.List(ctx)
 		require.NoError(t, err)
@@ -99,9 +101,9 @@ func BenchmarkPoll(b *testing.B) {
 	defer c.Close()
 	q, err := rediswheel.New(c, rediswheel.Options{Namespace: "tdbench.poll", Shards: 4})
 	require.NoError(b, err)
-	s := New(c, q, "tdbench.poll", nil)
+	s := New(RedisDefinitions(c, "tdbench.poll"), q, nil)
 	ctx := context.Background()
-	defer c.Del(ctx, s.key)
+	defer c.Del(ctx, "{tdbench.poll.timerd}:schedules")
 	for i := range 100 {
 		_, err := s.Put(ctx, Definition{Name: "s" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Every: time.Hour,
 			Callback: rediswheel.HTTPTask{URL: "https://example.com/hook", Method: "POST", Body: []byte(`{"report":"nightly"}`)}})

@@ -49,11 +49,11 @@ func (rd *readiness) get(ctx context.Context) error {
 	return rd.err
 }
 
-// checkRedis is the readiness check: Redis answers PING and rediswheel's
-// Stats, which runs a script on every shard, succeeds. A failure is logged,
-// once per check.
-func (s *Server) checkRedis(ctx context.Context) error {
-	err := s.client.Ping(ctx).Err()
+// checkStore is the readiness check: the store answers its ping (Redis's
+// PING, a database round trip) and the Queue's Stats, which reads every
+// partition, succeeds. A failure is logged, once per check.
+func (s *Server) checkStore(ctx context.Context) error {
+	err := s.backend.ping(ctx)
 	if err == nil {
 		_, err = s.queue.Stats(ctx)
 	}
@@ -68,7 +68,7 @@ func (s *Server) checkRedis(ctx context.Context) error {
 // unauthenticated caller.
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	if err := s.readiness.get(r.Context()); err != nil {
-		apierror.Write(w, apierror.Unavailable, "", "Redis is not reachable or not usable")
+		apierror.Write(w, apierror.Unavailable, "", "the store is not reachable or not usable")
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 
@@ -26,7 +27,7 @@ var (
 //	/v1/      limit → auth → api
 //	/ui/      limit → dashboard (its own login, same token)
 //	/healthz  200 while the process serves
-//	/readyz   200 when Redis answers and rediswheel's scripts run; else 503
+//	/readyz   200 when the store answers and the Queue's Stats runs; else 503
 //	          (one check a second at most, however many probes: ready.go)
 //	/metrics  reg, Prometheus text format
 //	/         redirect to /ui/; any other path 404 not_found
@@ -35,8 +36,14 @@ var (
 // the innermost one (the API's own mux sets r.Pattern again).
 func (s *Server) routes(reg *prometheus.Registry) (http.Handler, error) {
 	checker := auth.New(s.cfg.Token)
-	apiH, err := newAPI(api.Config{Queue: s.queue, Schedules: s.schedules,
-		CheckCallback: s.guard.CheckURL, MaxBody: s.cfg.MaxBody, Log: s.log})
+	cfg := api.Config{Queue: s.queue, Schedules: s.schedules, CheckCallback: s.guard.CheckURL, MaxBody: s.cfg.MaxBody, Flow: s.flow, Log: s.log}
+	// Every store of timerd's has this read of its own (durable.Store has not).
+	if st, ok := s.queue.Store().(interface {
+		Payload(ctx context.Context, key string) ([]byte, error)
+	}); ok {
+		cfg.Payload = st.Payload
+	}
+	apiH, err := newAPI(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -66,7 +66,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	}()
 	workersErr := make(chan error, 1)
 	if s.cfg.Workers {
-		h := workerHandler(s.guard)
+		h := workerHandler(s.guard, s.cfg.CallbackTimeout)
 		go func() {
 			err := s.queue.Run(stop, h)
 			if err != nil {
@@ -80,8 +80,12 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	}
 	schedulesErr := make(chan error, 1)
 	go func() { schedulesErr <- s.schedules.Run(stop) }()
-	s.log.Info("listening", "addr", ln.Addr().String(), "workers", s.cfg.Workers,
-		"namespace", s.cfg.Namespace, "concurrency", s.cfg.Concurrency)
+	// Every effective setting, so an operator need not work out which of
+	// flag, variable and default took effect.
+	s.log.LogAttrs(ctx, slog.LevelInfo, "listening", append([]slog.Attr{slog.String("addr", ln.Addr().String())},
+		s.cfg.Attrs()...)...)
+	// The flow control in effect, -origin-limits and the defaults resolved.
+	s.log.Info("flow control", flowLog(s.flow)...)
 
 	<-stop.Done()
 	s.log.Info("shutting down", "cause", context.Cause(stop).Error(), "grace", s.cfg.ShutdownGrace.String())
@@ -96,8 +100,8 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	if err := <-schedulesErr; err != nil {
 		errs = append(errs, fmt.Errorf("server: schedules: %w", err))
 	}
-	if err := s.client.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("server: close Redis: %w", err))
+	if err := s.backend.close(); err != nil {
+		errs = append(errs, fmt.Errorf("server: close the %s store: %w", s.backend.kind, err))
 	}
 	err := errors.Join(errs...)
 	if err != nil {

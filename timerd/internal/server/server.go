@@ -14,94 +14,88 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/redis/go-redis/v9"
 
-	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/durable"
 	"github.com/go-timingwheel/timingwheel/rediswheel/rwmetrics"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/config"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/schedules"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/ssrf"
 )
 
-// Server is one timerd process: its Redis client, its Queue, its HTTP
-// handler and its workers. Make it with New, then either Run it once or, to
-// use only Handler, Close it.
+// Server is one timerd process: its store, its Queue, its HTTP handler and
+// its workers. Make it with New, then either Run it once or, to use only
+// Handler, Close it.
 type Server struct {
 	cfg       config.Config
 	log       *slog.Logger
-	client    redis.UniversalClient
-	queue     *rediswheel.Queue
+	backend   *backend
+	queue     *durable.Queue
 	guard     *ssrf.Guard
+	flow      *durable.Flow // the workers' flow control per origin (limits.go)
 	schedules *schedules.Store
 	readiness *readiness
 	handler   http.Handler
 }
 
-// New connects to Redis (lazily: go-redis dials at the first command, so New
-// succeeds with Redis down and /readyz says so), makes the Queue with the
-// configuration's options and rwmetrics as its Observer, and builds the
-// handler. Its errors are configuration mistakes: a bad Redis URL or
-// allowlist, options rediswheel refuses.
+// New opens the store (a Redis or PostgreSQL store connects lazily, so New
+// succeeds with the server down and /readyz says so), makes the Queue with
+// the configuration's options and rwmetrics as its Observer, and builds the
+// handler. Its errors are configuration mistakes: a bad store URL or
+// allowlist, options the Queue refuses; or a store that cannot be opened.
 func New(cfg config.Config, log *slog.Logger) (*Server, error) {
 	guard, err := ssrf.New(cfg.AllowCallback)
 	if err != nil {
 		return nil, err
 	}
-	client, err := connect(cfg)
+	b, err := openBackend(cfg)
 	if err != nil {
 		return nil, err
 	}
+	flow, err := newFlow(cfg.Flow)
+	if err != nil {
+		b.close()
+		return nil, err
+	}
 	metrics := rwmetrics.New(cfg.Namespace)
-	q, err := rediswheel.New(client, rediswheel.Options{
-		Namespace:     cfg.Namespace,
-		Shards:        cfg.Shards,
+	var backoff func(int) time.Duration // zero bounds: durable's DefaultBackoff
+	if cfg.BackoffBase > 0 {
+		backoff = durable.ExponentialBackoff(cfg.BackoffBase, cfg.BackoffLimit)
+	}
+	q, err := durable.New(b.store, durable.Options{
+		MaxAttempts:   cfg.MaxAttempts,
+		Backoff:       backoff,
 		Concurrency:   cfg.Concurrency,
 		Lease:         cfg.Lease,
 		Retention:     cfg.Retention,
 		HistoryLen:    cfg.History,
 		ShutdownGrace: cfg.ShutdownGrace,
 		Observer:      metrics.Observer(),
+		Flow:          flow,
 		// Run retries these itself; they are worth a line, not a stop.
-		OnError: func(err error) { log.Warn("rediswheel", "err", err) },
+		OnError:  func(err error) { log.Warn("durable", "store", b.kind, "err", err) },
+		LogAttrs: []slog.Attr{slog.String("namespace", cfg.Namespace)},
 	})
 	if err != nil {
-		client.Close()
+		b.close()
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	metrics.WatchStats(q)
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(metrics, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	s := &Server{cfg: cfg, log: log, client: client, queue: q, guard: guard,
-		schedules: schedules.New(client, q, cfg.Namespace, log)}
-	s.readiness = &readiness{check: s.checkRedis, now: time.Now}
+	s := &Server{cfg: cfg, log: log, backend: b, queue: q, guard: guard, flow: flow,
+		schedules: schedules.New(b.defs, q, log)}
+	s.readiness = &readiness{check: s.checkStore, now: time.Now}
 	if s.handler, err = s.routes(reg); err != nil {
-		client.Close()
+		b.close()
 		return nil, err
 	}
 	return s, nil
 }
 
-// connect makes the Redis client the URL describes; credentials, database
-// and TLS (rediss://) all come through it.
-func connect(cfg config.Config) (redis.UniversalClient, error) {
-	if cfg.RedisCluster {
-		opts, err := redis.ParseClusterURL(cfg.RedisURL)
-		if err != nil {
-			return nil, fmt.Errorf("server: -redis-url: %w", err)
-		}
-		return redis.NewClusterClient(opts), nil
-	}
-	opts, err := redis.ParseURL(cfg.RedisURL)
-	if err != nil {
-		return nil, fmt.Errorf("server: -redis-url: %w", err)
-	}
-	return redis.NewClient(opts), nil
-}
-
 // Handler returns everything timerd serves, for httptest.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Close closes the Redis client of a Server that will not Run (Run closes it
+// Close closes the store of a Server that will not Run (Run closes it
 // itself).
-func (s *Server) Close() error { return s.client.Close() }
+func (s *Server) Close() error { return s.backend.close() }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -24,6 +25,7 @@ import (
 	"github.com/go-timingwheel/timingwheel/timerd/internal/apierror"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/config"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/dashboard"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/pgtest"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/redistest"
 )
 
@@ -32,7 +34,7 @@ func testConfig(t *testing.T, redisURL string) config.Config {
 	var b [4]byte
 	rand.Read(b[:])
 	return config.Config{
-		Listen: "127.0.0.1:0", Token: "tok", RedisURL: redisURL, Namespace: "timerd-test." + hex.EncodeToString(b[:]),
+		Listen: "127.0.0.1:0", Token: "tok", Store: config.StoreRedis, RedisURL: redisURL, Namespace: "timerd-test." + hex.EncodeToString(b[:]),
 		Shards: 4, Concurrency: 4, Workers: true, MaxBody: 1 << 20, Rate: 0, History: 10,
 		ShutdownGrace: 2 * time.Second, Lease: time.Second, AllowCallback: []string{"127.0.0.1/32"},
 	}
@@ -220,7 +222,7 @@ func TestReadyzChecksOncePerInterval(t *testing.T) {
 	s := newServer(t, testConfig(t, "redis://"+redisAddr(t)+"/0"))
 	defer s.Close()
 	cmds := &commandCounter{n: map[string]int{}}
-	s.client.AddHook(cmds)
+	s.backend.redis.AddHook(cmds)
 	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
 	s.readiness.now = func() time.Time { return now }
 	h := s.Handler()
@@ -280,19 +282,21 @@ func (rc *receiver) got() []string {
 }
 
 // Run serves, delivers callbacks through the guarded client, and returns
-// nil once its context ends. A callback the guard refuses at dial time goes
-// to the dead set at once.
+// nil once its context ends, on every store. A callback the guard refuses
+// at dial time goes to the dead set at once.
 func TestRunDelivers(t *testing.T) {
+	eachStore(t, testRunDelivers)
+}
+
+func testRunDelivers(t *testing.T, cfg config.Config) {
 	stubParts(t)
 	rc := &receiver{}
 	hook := httptest.NewServer(rc)
 	defer hook.Close()
 
-	cfg := testConfig(t, "redis://"+redisAddr(t)+"/0")
 	cfg.AllowCallback = []string{hook.Listener.Addr().String()} // host:port: this server only
 	s := newServer(t, cfg)
 	q := s.queue
-	t.Cleanup(func() { cleanNamespace(t, cfg) })
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -337,21 +341,172 @@ func TestRunDelivers(t *testing.T) {
 	require.Equal(t, []string{"allowed"}, rc.got())
 }
 
+// eachStore runs test on a fresh configuration for each store: Redis (a
+// fresh namespace, deleted afterwards) and SQLite (a file of its own).
+func eachStore(t *testing.T, test func(t *testing.T, cfg config.Config)) {
+	t.Run("redis", func(t *testing.T) {
+		cfg := testConfig(t, "redis://"+redisAddr(t)+"/0")
+		t.Cleanup(func() { cleanNamespace(t, cfg) })
+		test(t, cfg)
+	})
+	t.Run("sqlite", func(t *testing.T) {
+		test(t, sqliteConfig(t))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		cfg := postgresConfig(t)
+		_, err := Migrate(context.Background(), cfg)
+		require.NoError(t, err)
+		test(t, cfg)
+	})
+}
+
+// sqliteConfig is a configuration on a SQLite file of the test's own, in a
+// directory that does not exist yet.
+func sqliteConfig(t *testing.T) config.Config {
+	cfg := testConfig(t, "")
+	cfg.Store, cfg.RedisURL, cfg.StorePath = config.StoreSQLite, "", filepath.Join(t.TempDir(), "data", "timerd.db")
+	return cfg
+}
+
+// postgresConfig is a configuration on a fresh, unmigrated schema.
+func postgresConfig(t *testing.T) config.Config {
+	cfg := testConfig(t, "")
+	cfg.Store, cfg.RedisURL, cfg.StoreURL = config.StorePostgres, "", pgtest.Schema(t)
+	return cfg
+}
+
+// A SQL store is migrated by Migrate (timerd migrate), never by New: New
+// refuses a database that was not migrated and says what to run; Migrate
+// twice is Migrate once. A new SQLite file is timerd's own and needs no
+// migrate.
+func TestMigrate(t *testing.T) {
+	ctx := context.Background()
+	cfg := postgresConfig(t)
+	_, err := New(cfg, testLog(t))
+	require.ErrorContains(t, err, "timerd migrate")
+	what, err := Migrate(ctx, cfg)
+	require.NoError(t, err)
+	require.Contains(t, what, "PostgreSQL")
+	_, err = Migrate(ctx, cfg)
+	require.NoError(t, err, "again")
+	s, err := New(cfg, testLog(t))
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+
+	cfg = sqliteConfig(t)
+	s, err = New(cfg, testLog(t))
+	require.NoError(t, err, "a new file")
+	require.NoError(t, s.Close())
+	_, err = Migrate(ctx, cfg)
+	require.NoError(t, err, "a current file")
+
+	what, err = Migrate(ctx, testConfig(t, "redis://127.0.0.1:1/0"))
+	require.NoError(t, err)
+	require.Contains(t, what, "no schema")
+}
+
 // cleanNamespace deletes the keys of cfg's namespace.
 func cleanNamespace(t *testing.T, cfg config.Config) {
 	s, err := New(cfg, testLog(t))
 	require.NoError(t, err)
 	defer s.Close()
 	ctx := context.Background()
-	iter := s.client.Scan(ctx, 0, "*"+cfg.Namespace+"*", 1000).Iterator()
+	iter := s.backend.redis.Scan(ctx, 0, "*"+cfg.Namespace+"*", 1000).Iterator()
 	for iter.Next(ctx) {
-		s.client.Del(ctx, iter.Val())
+		s.backend.redis.Del(ctx, iter.Val())
 	}
 }
 
 // README.md states what a task without max_attempts or callback.timeout
-// gets: rediswheel's defaults, which the server does not override.
+// gets by default: rediswheel's defaults, which timerd's flags default to.
 func TestDocumentedDefaults(t *testing.T) {
 	assert.Equal(t, 25, rediswheel.DefaultMaxAttempts, "README.md: 25 attempts")
 	assert.Equal(t, 30*time.Second, rediswheel.DefaultHTTPTimeout, "README.md: 30s a callback")
+	c, err := config.Parse(nil, func(string) string { return "" })
+	require.NoError(t, err)
+	assert.Equal(t, rediswheel.DefaultMaxAttempts, c.MaxAttempts, "-max-attempts")
+	assert.Equal(t, rediswheel.DefaultHTTPTimeout, c.CallbackTimeout, "-callback-timeout")
+	assert.Equal(t, [2]time.Duration{time.Second, time.Hour}, [2]time.Duration{c.BackoffBase, c.BackoffLimit},
+		"-backoff-base and -backoff-limit: DefaultBackoff's bounds")
+}
+
+// lockedBuffer is a log destination safe for Run's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// -max-attempts, -backoff-base/-limit and -callback-timeout take effect: a
+// callback that never answers times out after the configured timeout, is
+// retried within the configured backoff, and is dead after the configured
+// attempts; and the start-up log states them.
+func TestRunSettings(t *testing.T) {
+	stubParts(t)
+	release := make(chan struct{})
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select { // hang past the callback timeout, until the client gives up
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer hook.Close()
+	defer close(release)
+
+	cfg := testConfig(t, "redis://"+redisAddr(t)+"/0")
+	cfg.AllowCallback = []string{hook.Listener.Addr().String()}
+	cfg.MaxAttempts, cfg.BackoffBase, cfg.BackoffLimit, cfg.CallbackTimeout = 2, time.Millisecond, 5*time.Millisecond, 300*time.Millisecond
+	var logs lockedBuffer
+	s, err := New(cfg, slog.New(slog.NewJSONHandler(&logs, nil)))
+	require.NoError(t, err)
+	t.Cleanup(func() { cleanNamespace(t, cfg) })
+	for range 1000 {
+		require.LessOrEqual(t, s.queue.Options().Backoff(30), 5*time.Millisecond, "the backoff is not -backoff-limit's")
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, ln) }()
+	defer func() {
+		cancel()
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(redistest.WaitBound):
+			t.Fatalf("Run did not return %v after its context ended", redistest.WaitBound)
+		}
+	}()
+	_, err = s.queue.AddHTTPAfter(ctx, "hangs", rediswheel.HTTPTask{URL: hook.URL, Method: "POST"}, 0)
+	require.NoError(t, err)
+
+	deadline := time.Now().Add(redistest.WaitBound)
+	for {
+		info, err := s.queue.Get(ctx, "hangs")
+		require.NoError(t, err)
+		if info.State == rediswheel.StateDead {
+			require.Equal(t, 2, info.Attempts, "dead after -max-attempts")
+			require.Contains(t, info.LastError, "timed out after 300ms", "-callback-timeout")
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "not dead within %v: %+v", redistest.WaitBound, info)
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, want := range []string{`"msg":"listening"`, `"allow-callback":"` + cfg.AllowCallback[0] + `"`, `"lease":"1s"`,
+		`"max-attempts":2`, `"backoff-base":"1ms"`, `"backoff-limit":"5ms"`, `"callback-timeout":"300ms"`, `"concurrency":4`} {
+		require.Contains(t, logs.String(), want, "the start-up log")
+	}
+	require.NotContains(t, logs.String(), `"tok"`, "the token is never logged")
 }

@@ -29,6 +29,12 @@ import (
 // the errors of a destination the Guard refuses.
 var ErrForbidden = errors.New("ssrf: destination not allowed")
 
+// ErrUnresolved is wrapped by CheckURL's error for a host name that does not
+// resolve now (no such host, no address, the resolver failing or timing
+// out): no address was checked, so nothing was refused. The dial-time check
+// still applies to whatever the name resolves to when it is called.
+var ErrUnresolved = errors.New("ssrf: host name does not resolve")
+
 // ErrAllow is wrapped by New's error for an allowlist entry that is neither
 // a CIDR nor host:port.
 var ErrAllow = errors.New("ssrf: bad allowlist entry")
@@ -85,8 +91,8 @@ func hostPort(host, port string) string {
 // CheckURL reports whether u's destination may be called: nil if its
 // host:port is allowlisted, or if its host is an IP address, or a name whose
 // every address is, allowed. It returns an error wrapping ErrForbidden for
-// a refused address, and the resolver's error for a name that does not
-// resolve. u must be absolute, http or https.
+// a refused address, and one wrapping ErrUnresolved (and the resolver's
+// error) for a name that does not resolve. u must be absolute, http or https.
 func (g *Guard) CheckURL(ctx context.Context, u *url.URL) error {
 	host := u.Hostname()
 	if host == "" {
@@ -111,10 +117,10 @@ func (g *Guard) CheckURL(ctx context.Context, u *url.URL) error {
 	}
 	addrs, err := g.resolver.LookupNetIP(ctx, "ip", host)
 	if err != nil {
-		return fmt.Errorf("ssrf: resolve %q: %w", host, err)
+		return fmt.Errorf("%w: resolve %q: %w", ErrUnresolved, host, err)
 	}
 	if len(addrs) == 0 {
-		return fmt.Errorf("ssrf: %q resolves to no address", host)
+		return fmt.Errorf("%w: %q resolves to no address", ErrUnresolved, host)
 	}
 	for _, a := range addrs {
 		if err := g.checkAddr(a); err != nil {

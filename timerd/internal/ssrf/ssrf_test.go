@@ -131,7 +131,8 @@ func TestNames(t *testing.T) {
 	err = check(t, g, "http://nosuch.test/")
 	require.Error(t, err)
 	require.NotErrorIs(t, err, ssrf.ErrForbidden, "a resolution failure is not a refusal")
-	require.Error(t, check(t, g, "http://empty.test/"))
+	require.ErrorIs(t, err, ssrf.ErrUnresolved)
+	require.ErrorIs(t, check(t, g, "http://empty.test/"), ssrf.ErrUnresolved)
 	// host:port entries are taken on the name's word: not resolved at all.
 	require.NoError(t, check(t, g, "https://internal.test/"))
 	require.Error(t, check(t, g, "ftp://public.test/"))

@@ -1,0 +1,186 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+)
+
+// usageText is printed for a bad command line.
+const usageText = `usage: timerd COMMAND [flags] [args]
+
+  timerd tasks get KEY                 a task, as GET /v1/tasks/{key}
+  timerd tasks cancel KEY              cancel it, as DELETE /v1/tasks/{key}
+  timerd tasks list -state S [-limit N] [-cursor C]
+                                       one page of a state (scheduled, retrying, in_flight, dead, done, cancelled)
+  timerd dead requeue KEY              requeue one dead task
+  timerd dead requeue -all             requeue every dead task, page by page
+  timerd schedules list                the periodic schedules
+  timerd receiver [-listen ADDR]       a callback receiver for trying timerd: prints each request, answers 200
+
+Flags of the API commands (before the arguments):
+  -server URL      timerd's address (TIMERD_SERVER, default http://127.0.0.1:8080)
+  -token-file F    file whose first line is the token (TIMERD_TOKEN_FILE; else TIMERD_TOKEN)
+
+Exit codes: 0 done, 1 the request failed (the API's status and code are printed), 2 bad usage.
+`
+
+// runAPI runs the commands that call the API.
+func runAPI(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	usage := func(format string, a ...any) error {
+		fmt.Fprintf(stderr, "timerd: "+format+"\n\n%s", append(a, usageText)...)
+		return errUsage
+	}
+	if len(args) < 2 {
+		return usage("%s needs a subcommand", args[0])
+	}
+	cmd := args[0] + " " + args[1]
+	fs := flag.NewFlagSet("timerd "+cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	server := fs.String("server", envOr(getenv, "TIMERD_SERVER", "http://127.0.0.1:8080"), "")
+	tokenFile := fs.String("token-file", getenv("TIMERD_TOKEN_FILE"), "")
+	state := fs.String("state", "", "")
+	limit := fs.Int("limit", 0, "")
+	cursor := fs.String("cursor", "", "")
+	all := fs.Bool("all", false, "")
+	if err := fs.Parse(args[2:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usageText)
+			return err
+		}
+		return usage("%s: %v", cmd, err)
+	}
+	// Which flags each command takes, and how many arguments.
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	takes := map[string]struct {
+		flags []string
+		args  int
+	}{
+		"tasks get":      {nil, 1},
+		"tasks cancel":   {nil, 1},
+		"tasks list":     {[]string{"state", "limit", "cursor"}, 0},
+		"dead requeue":   {[]string{"all"}, -1}, // one key, or none with -all
+		"schedules list": {nil, 0},
+	}
+	spec, ok := takes[cmd]
+	if !ok {
+		return usage("unknown command %q", cmd)
+	}
+	for name := range given {
+		if name != "server" && name != "token-file" && !contains(spec.flags, name) {
+			return usage("%s does not take -%s", cmd, name)
+		}
+	}
+	switch {
+	case spec.args >= 0 && fs.NArg() != spec.args:
+		return usage("%s takes %d argument(s), not %d", cmd, spec.args, fs.NArg())
+	case cmd == "dead requeue" && (*all == (fs.NArg() == 1) || fs.NArg() > 1):
+		return usage("dead requeue takes one KEY, or -all")
+	case cmd == "tasks list" && *state == "":
+		return usage("tasks list needs -state")
+	}
+	c, err := newClient(*server, *tokenFile, getenv)
+	if err != nil {
+		return usage("%v", err)
+	}
+	key := fs.Arg(0)
+	switch cmd {
+	case "tasks get":
+		return c.print(ctx, stdout, http.MethodGet, "/v1/tasks/"+url.PathEscape(key), nil)
+	case "tasks cancel":
+		return c.print(ctx, stdout, http.MethodDelete, "/v1/tasks/"+url.PathEscape(key), nil)
+	case "tasks list":
+		q := url.Values{"state": {*state}}
+		if given["limit"] {
+			q.Set("limit", strconv.Itoa(*limit))
+		}
+		if *cursor != "" {
+			q.Set("cursor", *cursor)
+		}
+		return c.print(ctx, stdout, http.MethodGet, "/v1/tasks?"+q.Encode(), nil)
+	case "dead requeue":
+		if *all {
+			return c.requeueAll(ctx, stdout)
+		}
+		return c.print(ctx, stdout, http.MethodPost, "/v1/dead/"+url.PathEscape(key)+"/requeue", nil)
+	default: // schedules list
+		return c.print(ctx, stdout, http.MethodGet, "/v1/schedules", nil)
+	}
+}
+
+// print calls the API and writes its answer, indented, to w.
+func (c *client) print(ctx context.Context, w io.Writer, method, path string, body any) error {
+	var out json.RawMessage
+	if err := c.do(ctx, method, path, body, &out); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+// requeueAll requeues every dead task: it walks the dead set page by page,
+// oldest death first, and requeues each task, one request each. The cursor
+// is a position, so requeued tasks leaving the set do not disturb the walk,
+// and a task that dies during it is met later in it. A task gone meanwhile
+// (404: requeued or cancelled by someone else) is counted, not an error.
+func (c *client) requeueAll(ctx context.Context, w io.Writer) error {
+	requeued, gone, cursor := 0, 0, ""
+	for {
+		var page struct {
+			Tasks []struct {
+				Key string `json:"key"`
+			} `json:"tasks"`
+			NextCursor string `json:"next_cursor"`
+		}
+		q := url.Values{"limit": {"1000"}}
+		if cursor != "" {
+			q.Set("cursor", cursor)
+		}
+		if err := c.do(ctx, http.MethodGet, "/v1/dead?"+q.Encode(), nil, &page); err != nil {
+			return fmt.Errorf("after %d requeued: %w", requeued, err)
+		}
+		for _, t := range page.Tasks {
+			err := c.do(ctx, http.MethodPost, "/v1/dead/"+url.PathEscape(t.Key)+"/requeue", nil, nil)
+			var e *apiError
+			switch {
+			case errors.As(err, &e) && e.Status == http.StatusNotFound:
+				gone++
+			case err != nil:
+				return fmt.Errorf("requeue %q, after %d requeued: %w", t.Key, requeued, err)
+			default:
+				requeued++
+			}
+		}
+		if cursor = page.NextCursor; cursor == "" {
+			_, err := fmt.Fprintf(w, "requeued %d dead task(s); %d were gone meanwhile\n", requeued, gone)
+			return err
+		}
+	}
+}
+
+func envOr(getenv func(string) string, name, def string) string {
+	if v := getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
