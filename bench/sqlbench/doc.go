@@ -26,12 +26,20 @@
 // QueueConfig.MaxWorkers) and their defaults otherwise, with two exceptions that keep the
 // comparison like for like: River jobs are unique by key (UniqueOpts ByArgs on the key alone), as
 // a durable Add is idempotent by key; and River's SQLite database gets sqlitewheel's durability
-// (WAL, synchronous=FULL) and one connection, as riversqlite's documentation asks. River moves a
-// scheduled job to its queue from a maintenance service of the elected leader every 5 s (its
-// JobSchedulerIntervalDefault, not configurable), which is where its seconds of lateness come
-// from; and it fetches at most once per FetchCooldown (default 100 ms), which bounds its fires/s
-// at about Concurrency per 100 ms: the system "river-cooldown1ms" is River with the smallest
-// FetchCooldown it accepts, on the fires workload only.
+// (WAL, synchronous=FULL) and one connection, as riversqlite's documentation asks. A River job due
+// now or earlier is inserted without ScheduledAt (available at once, as a River user would insert
+// it); a later one with ScheduledAt, as a scheduled job.
+//
+// How River runs a scheduled job, which is what its lateness comes from: a maintenance service of
+// the elected leader (JobScheduler, every 5 s, not configurable) makes the jobs due within the next
+// 5 s available ahead of time, and a worker's fetch takes available jobs whose time has come; a
+// fetch follows a LISTEN/NOTIFY wake-up (an insert, or the scheduler's pass when a job it moved is
+// already due) or runs every FetchPollInterval (default 1 s), and never more often than once per
+// FetchCooldown (default 100 ms; "throughput is limited by this value", says its doc). The
+// system "river-tuned" is River on the fires and lateness workloads with the smallest FetchCooldown
+// it accepts (1 ms) and a FetchPollInterval of TunedFetchPollInterval: the settings a River user
+// would turn to for throughput and promptness, at the cost of a fetch query every 50 ms per queue
+// per process.
 //
 // Every workload checks that it measured what it names: the store holds every added task after
 // the adds, every task's handler ran exactly once, and nothing is left unfinished after the fires.

@@ -10,6 +10,7 @@ replace github.com/go-timingwheel/timingwheel/pgwheel => ../../pgwheel
 
 require (
 	github.com/go-timingwheel/timingwheel/durable v0.0.0-00010101000000-000000000000
+	github.com/go-timingwheel/timingwheel/pgwheel v0.0.0-00010101000000-000000000000
 	github.com/go-timingwheel/timingwheel/sqlitewheel v0.0.0-00010101000000-000000000000
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/riverqueue/river v0.51.2

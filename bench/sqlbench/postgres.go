@@ -5,11 +5,15 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-timingwheel/timingwheel/pgwheel"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 )
+
+// TunedFetchPollInterval is the River system "river-tuned"'s FetchPollInterval (default 1 s).
+const TunedFetchPollInterval = 50 * time.Millisecond
 
 // newPool opens a pool of cfg.PoolSize connections on cfg.PostgresDSN: each PostgreSQL system
 // gets one of its own, of the same size.
@@ -30,9 +34,29 @@ func newPool(ctx context.Context, cfg Config) (*pgxpool.Pool, error) {
 	return pool, nil
 }
 
+// pgwheelSystem is a durable.Queue on pgwheel, each workload in a namespace of its own whose
+// rows are deleted afterwards.
+func pgwheelSystem(cfg Config, pool *pgxpool.Pool, run string) system {
+	return system{name: "pgwheel", open: func(ctx context.Context, id string) (instance, error) {
+		ns := fmt.Sprintf("sqlbench-%s-%s", run, id)
+		st, err := pgwheel.New(pool, ns)
+		if err != nil {
+			return nil, err
+		}
+		return newDurableInstance(cfg, st, func(ctx context.Context) error {
+			// The execution log and results go with their task (ON DELETE CASCADE).
+			_, err := pool.Exec(ctx, `DELETE FROM pgwheel_task WHERE namespace = $1`, ns)
+			if err == nil {
+				_, err = pool.Exec(ctx, `DELETE FROM pgwheel_queue WHERE namespace = $1`, ns)
+			}
+			return err
+		})
+	}}
+}
+
 // riverPostgresSystem is River on pool, its tables in cfg.RiverSchema (migrated by setUp), each
 // workload on a queue of its own whose jobs are deleted afterwards.
-func riverPostgresSystem(cfg Config, pool *pgxpool.Pool, name, run string, cooldown time.Duration, only ...Workload) system {
+func riverPostgresSystem(cfg Config, pool *pgxpool.Pool, name, run string, cooldown, poll time.Duration, only ...Workload) system {
 	schema := pgx.Identifier{cfg.RiverSchema}.Sanitize()
 	return system{name: name, only: only, open: func(ctx context.Context, id string) (instance, error) {
 		queue := fmt.Sprintf("sqlbench-%s-%s-%s", run, name, id)
@@ -47,11 +71,12 @@ func riverPostgresSystem(cfg Config, pool *pgxpool.Pool, name, run string, coold
 			}
 			return err
 		}
-		return newRiverInstance(cfg, riverpgxv5.New(pool), riverOptions{schema: cfg.RiverSchema, queue: queue, cooldown: cooldown}, count, drop)
+		return newRiverInstance(cfg, riverpgxv5.New(pool), riverOptions{schema: cfg.RiverSchema, queue: queue, cooldown: cooldown, poll: poll}, count, drop)
 	}}
 }
 
-// postgresSystems opens a pool per PostgreSQL system and migrates River's schema. close closes
+// postgresSystems opens a pool per PostgreSQL system and migrates pgwheel's tables and River's
+// schema. close closes
 // the pools.
 func postgresSystems(ctx context.Context, cfg Config, run string) (systems []system, closeAll func(), err error) {
 	var pools []*pgxpool.Pool
@@ -73,6 +98,14 @@ func postgresSystems(ctx context.Context, cfg Config, run string) (systems []sys
 		}
 	}()
 
+	pp, err := pool()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := pgwheel.Migrate(ctx, pp); err != nil {
+		return nil, nil, fmt.Errorf("pgwheel migrations: %w", err)
+	}
+	systems = append(systems, pgwheelSystem(cfg, pp, run))
 	rp, err := pool()
 	if err != nil {
 		return nil, nil, err
@@ -83,11 +116,11 @@ func postgresSystems(ctx context.Context, cfg Config, run string) (systems []sys
 	if err := migrateRiver(ctx, cfg, riverpgxv5.New(rp), cfg.RiverSchema); err != nil {
 		return nil, nil, fmt.Errorf("river migrations: %w", err)
 	}
-	systems = append(systems, riverPostgresSystem(cfg, rp, "river", run, 0))
+	systems = append(systems, riverPostgresSystem(cfg, rp, "river", run, 0, 0))
 	rfp, err := pool()
 	if err != nil {
 		return nil, nil, err
 	}
-	systems = append(systems, riverPostgresSystem(cfg, rfp, "river-cooldown1ms", run, river.FetchCooldownMin, Fires))
+	systems = append(systems, riverPostgresSystem(cfg, rfp, "river-tuned", run, river.FetchCooldownMin, TunedFetchPollInterval, Fires, Lateness))
 	return systems, closeAll, nil
 }

@@ -50,6 +50,7 @@ type riverOptions struct {
 	schema   string
 	queue    string
 	cooldown time.Duration // FetchCooldown; 0 is River's default
+	poll     time.Duration // FetchPollInterval; 0 is River's default
 }
 
 func newRiverInstance[TTx any](cfg Config, driver riverdriver.Driver[TTx], o riverOptions,
@@ -60,11 +61,12 @@ func newRiverInstance[TTx any](cfg Config, driver riverdriver.Driver[TTx], o riv
 		return nil, errors.Join(err, drop(context.Background()))
 	}
 	client, err := river.NewClient(driver, &river.Config{
-		Logger:        cfg.Logger,
-		Queues:        map[string]river.QueueConfig{o.queue: {MaxWorkers: cfg.Concurrency}},
-		Workers:       workers,
-		Schema:        o.schema,
-		FetchCooldown: o.cooldown,
+		Logger:            cfg.Logger,
+		Queues:            map[string]river.QueueConfig{o.queue: {MaxWorkers: cfg.Concurrency}},
+		Workers:           workers,
+		Schema:            o.schema,
+		FetchCooldown:     o.cooldown,
+		FetchPollInterval: o.poll,
 	})
 	if err != nil {
 		return nil, errors.Join(err, drop(context.Background()))
@@ -73,8 +75,15 @@ func newRiverInstance[TTx any](cfg Config, driver riverdriver.Driver[TTx], o riv
 	return r, nil
 }
 
+// opts are a job's insert options. A job due now or earlier gets no ScheduledAt, so that it is
+// inserted available, as a River user would insert it: with a ScheduledAt, even a past one, River
+// inserts it scheduled, and only its scheduler (every 5 s) would make it available.
 func (r *riverInstance[TTx]) opts(due time.Time) *river.InsertOpts {
-	return &river.InsertOpts{Queue: r.queue, ScheduledAt: due, UniqueOpts: uniqueByKey}
+	o := &river.InsertOpts{Queue: r.queue, UniqueOpts: uniqueByKey}
+	if due.After(time.Now()) {
+		o.ScheduledAt = due
+	}
+	return o
 }
 
 func (r *riverInstance[TTx]) add(ctx context.Context, key string, due time.Time) error {

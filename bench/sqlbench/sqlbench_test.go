@@ -48,8 +48,8 @@ func checkRun(t *testing.T, cfg Config, want []string) {
 	}
 	for _, name := range want {
 		w := Workloads
-		if name == "river-cooldown1ms" {
-			w = []Workload{Fires}
+		if name == "river-tuned" {
+			w = []Workload{Fires, Lateness}
 		}
 		if !slices.Equal(got[name], w) {
 			t.Errorf("%s measured %v, want %v", name, got[name], w)
@@ -82,7 +82,7 @@ func TestRunPostgres(t *testing.T) {
 	cfg := tiny()
 	cfg.PostgresDSN = dsn
 	cfg.RiverSchema = "sqlbench_test_river"
-	checkRun(t, cfg, []string{"river", "river-cooldown1ms"})
+	checkRun(t, cfg, []string{"pgwheel", "river", "river-tuned"})
 }
 
 // TestRecorderCheck: a run fails when a task ran twice, not at all, or one that was not added ran.

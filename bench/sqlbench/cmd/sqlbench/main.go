@@ -130,7 +130,7 @@ func printTables(cfg sqlbench.Config, results []sqlbench.Result, took time.Durat
 	fmt.Println()
 	fmt.Println("| ratio (per round, then median) | single | batch | fires | lateness p99 |")
 	fmt.Println("|---|---|---|---|---|")
-	for _, pair := range [][2]string{{"pgwheel", "river"}, {"pgwheel", "river-cooldown1ms"}, {"sqlitewheel", "riversqlite"}} {
+	for _, pair := range [][2]string{{"pgwheel", "river"}, {"pgwheel", "river-tuned"}, {"sqlitewheel", "riversqlite"}} {
 		row := []string{}
 		any := false
 		for _, w := range sqlbench.Workloads {
