@@ -43,6 +43,8 @@ type Config struct {
 	PoolSize int
 	// Systems, if not empty, keeps only the systems named in it.
 	Systems []string
+	// Workloads, if not empty, keeps only the workloads named in it (to profile one).
+	Workloads []Workload
 	// Logger receives River's log lines and the durable Queue's errors (default: discarded).
 	Logger *slog.Logger
 	// Progress, if set, is called after each measurement.
@@ -51,6 +53,7 @@ type Config struct {
 
 // Result is one system's figures on one workload in one round.
 type Result struct {
+	Run      string   `json:"run"` // when the run started (UTC, RFC 3339): tells runs apart in a JSON lines file
 	Round    int      `json:"round"`
 	System   string   `json:"system"`
 	Workload Workload `json:"workload"`
@@ -108,6 +111,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	if cfg.PoolSize == 0 {
 		cfg.PoolSize = cfg.Producers + cfg.Concurrency/4 + 8
 	}
+	runStart := time.Now().UTC().Format(time.RFC3339)
 	systems, cleanup, err := setUp(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -122,13 +126,14 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		for _, w := range Workloads {
 			for i := range systems {
 				sys := systems[(i+round)%len(systems)]
-				if !sys.runs(w) {
+				if !sys.runs(w) || len(cfg.Workloads) > 0 && !slices.Contains(cfg.Workloads, w) {
 					continue
 				}
 				if err := ctx.Err(); err != nil {
 					return results, err
 				}
 				r := measure(ctx, cfg, sys, w, round)
+				r.Run = runStart
 				results = append(results, r)
 				if cfg.Progress != nil {
 					cfg.Progress(r)

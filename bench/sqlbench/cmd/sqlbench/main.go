@@ -42,12 +42,18 @@ func run() error {
 	flag.StringVar(&cfg.PostgresDSN, "dsn", os.Getenv("PGWHEEL_DSN"), "PostgreSQL database (default $PGWHEEL_DSN; empty skips PostgreSQL)")
 	sqliteDir := flag.String("sqlite-dir", os.TempDir(), "directory for the SQLite files (empty skips SQLite)")
 	systems := flag.String("systems", "", "comma-separated systems to run (default all)")
+	workloads := flag.String("workloads", "", "comma-separated workloads to run (default all: single,batch,fires,lateness)")
 	jsonOut := flag.String("json", "", "append one JSON line per measurement to this file")
 	cpuProfile := flag.String("cpuprofile", "", "write this process's CPU profile of the whole run to this file")
 	verbose := flag.Bool("v", false, "log River's and the durable Queue's warnings to stderr")
 	flag.Parse()
 	if *systems != "" {
 		cfg.Systems = strings.Split(*systems, ",")
+	}
+	for _, w := range strings.Split(*workloads, ",") {
+		if w != "" {
+			cfg.Workloads = append(cfg.Workloads, sqlbench.Workload(w))
+		}
 	}
 	if *verbose {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -128,7 +134,7 @@ func printTables(cfg sqlbench.Config, results []sqlbench.Result, took time.Durat
 	}
 
 	fmt.Println()
-	fmt.Println("| ratio (per round, then median) | single | batch | fires | lateness p99 |")
+	fmt.Println("| ratio (per round, then median) | adds/s single | adds/s batch | fires/s | lateness p99 (lower is better) |")
 	fmt.Println("|---|---|---|---|---|")
 	for _, pair := range [][2]string{{"pgwheel", "river"}, {"pgwheel", "river-tuned"}, {"sqlitewheel", "riversqlite"}} {
 		row := []string{}
