@@ -15,12 +15,12 @@
 //     worker's start until the store holds no unfinished task (every handler has run and its
 //     settle or completion is committed), read by polling every millisecond once the last handler
 //     has been called, so it is end to end, not just handler calls.
-//   - lateness: a worker running, Config.LatenessTasks tasks due evenly from 1 s to 1 s +
-//     Config.Spread after the first add (added in batches, all before the first is due); lateness
-//     is a handler's start on this process's clock minus the due time the producer asked for. The
-//     stores run on this host, so their clock (SQLite's is this process's; PostgreSQL's now() reads
-//     the same system clock) is this one. Early counts handlers that started before their due
-//     time: it must be 0.
+//   - lateness: a worker running for Config.Warmup, then Config.LatenessTasks tasks due evenly
+//     from 1 s to 1 s + Config.Spread after the first add (added in batches, all before the first
+//     is due); lateness is a handler's start on this process's clock minus the due time the
+//     producer asked for. The stores run on this host, so their clock (SQLite's is this
+//     process's; PostgreSQL's now() reads the same system clock) is this one. Early counts
+//     handlers that started before their due time: it must be 0.
 //
 // Both kinds of system get Config.Concurrency handler slots (durable Options.Concurrency; River
 // QueueConfig.MaxWorkers) and their defaults otherwise, with two exceptions that keep the

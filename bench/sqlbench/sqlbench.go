@@ -31,6 +31,10 @@ type Config struct {
 	Producers     int           // goroutines adding tasks
 	Concurrency   int           // handler slots of each worker
 	Batch         int           // tasks per batch call
+	// Warmup is how long the lateness workload's worker runs before the first add: a fresh
+	// River client makes no scheduled job available before its leader election and its
+	// scheduler's first pass (up to 4 s after Start here), which is start-up, not lateness.
+	Warmup time.Duration
 
 	// SQLiteDir, if set, runs the SQLite systems on files made in it (one per workload).
 	SQLiteDir string
@@ -102,15 +106,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		cfg.Producers <= 0 || cfg.Concurrency <= 0 || cfg.Batch <= 0 {
 		return nil, fmt.Errorf("sqlbench: incomplete config %+v", cfg)
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.RiverSchema == "" {
-		cfg.RiverSchema = "sqlbench_river"
-	}
-	if cfg.PoolSize == 0 {
-		cfg.PoolSize = cfg.Producers + cfg.Concurrency/4 + 8
-	}
+	cfg = withDefaults(cfg)
 	runStart := time.Now().UTC().Format(time.RFC3339)
 	systems, cleanup, err := setUp(ctx, cfg)
 	if err != nil {
@@ -142,6 +138,20 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		}
 	}
 	return results, nil
+}
+
+// withDefaults fills in cfg's optional fields.
+func withDefaults(cfg Config) Config {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.RiverSchema == "" {
+		cfg.RiverSchema = "sqlbench_river"
+	}
+	if cfg.PoolSize == 0 {
+		cfg.PoolSize = cfg.Producers + cfg.Concurrency/4 + 8
+	}
+	return cfg
 }
 
 // measure runs workload w on a fresh instance of sys.

@@ -63,13 +63,18 @@ func measureFires(ctx context.Context, cfg Config, inst instance) (float64, erro
 	return float64(cfg.Tasks) / settled.Sub(start).Seconds(), nil
 }
 
-// measureLateness starts a worker, adds cfg.LatenessTasks tasks due evenly over lead … lead +
-// cfg.Spread from now, and sets r's lateness figures once every one has run.
+// measureLateness starts a worker, waits cfg.Warmup, adds cfg.LatenessTasks tasks due evenly
+// over lead … lead + cfg.Spread from then, and sets r's lateness figures once every one has run.
 func measureLateness(ctx context.Context, cfg Config, inst instance, r *Result) error {
 	rec := newRecorder(cfg.LatenessTasks)
 	stop, err := inst.start(rec.handle)
 	if err != nil {
 		return err
+	}
+	select {
+	case <-time.After(cfg.Warmup):
+	case <-ctx.Done():
+		return errors.Join(ctx.Err(), stop())
 	}
 	first := time.Now().Add(lead)
 	step := cfg.Spread / time.Duration(max(cfg.LatenessTasks-1, 1))
