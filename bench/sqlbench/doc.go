@@ -32,7 +32,9 @@
 //
 // How River runs a scheduled job, which is what its lateness comes from: a maintenance service of
 // the elected leader (JobScheduler, every 5 s, not configurable) makes the jobs due within the next
-// 5 s available ahead of time, and a worker's fetch takes available jobs whose time has come; a
+// 5 s available ahead of time, so a job inserted after a pass and due before the next one waits
+// for the next (up to 5 s late, depending on where the inserts fall between passes), and a
+// worker's fetch takes available jobs whose time has come; a
 // fetch follows a LISTEN/NOTIFY wake-up (an insert, or the scheduler's pass when a job it moved is
 // already due) or runs every FetchPollInterval (default 1 s), and never more often than once per
 // FetchCooldown (default 100 ms; "throughput is limited by this value", says its doc). The

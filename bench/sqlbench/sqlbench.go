@@ -31,9 +31,10 @@ type Config struct {
 	Producers     int           // goroutines adding tasks
 	Concurrency   int           // handler slots of each worker
 	Batch         int           // tasks per batch call
-	// Warmup is how long the lateness workload's worker runs before the first add: a fresh
-	// River client makes no scheduled job available before its leader election and its
-	// scheduler's first pass (up to 4 s after Start here), which is start-up, not lateness.
+	// Warmup is how long the lateness workload's worker runs before the first add, so that it
+	// is measured in its steady state, as a long-running worker: a River client's scheduler
+	// starts after its leader election and a random pause of up to 1 s, then passes every 5 s,
+	// and with no warm-up its first pass would fall just after the adds.
 	Warmup time.Duration
 
 	// SQLiteDir, if set, runs the SQLite systems on files made in it (one per workload).

@@ -36,7 +36,7 @@ func run() error {
 	flag.IntVar(&cfg.Tasks, "tasks", 3000, "tasks in the single, batch and fires workloads")
 	flag.IntVar(&cfg.LatenessTasks, "lateness-tasks", 2000, "tasks in the lateness workload")
 	flag.DurationVar(&cfg.Spread, "spread", 9*time.Second, "the lateness workload's tasks are due evenly from 1s to 1s + spread")
-	flag.DurationVar(&cfg.Warmup, "warmup", 5*time.Second, "the lateness workload's worker runs this long before the first add")
+	flag.DurationVar(&cfg.Warmup, "warmup", 2*time.Second, "the lateness workload's worker runs this long before the first add")
 	flag.IntVar(&cfg.Producers, "producers", 16, "goroutines adding tasks")
 	flag.IntVar(&cfg.Concurrency, "concurrency", 64, "handler slots of each worker (durable Concurrency, River MaxWorkers)")
 	flag.IntVar(&cfg.Batch, "batch", 100, "tasks per batch call (AddBatch, InsertMany)")
