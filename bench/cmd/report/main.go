@@ -78,6 +78,9 @@ func run(docs string) error {
 	if b, err := os.ReadFile(filepath.Join(raw, "timerd.md")); err == nil {
 		r.timerdNotes = string(b)
 	}
+	if b, err := os.ReadFile(filepath.Join(raw, "sql.md")); err == nil {
+		r.sqlNotes = string(b)
+	}
 	if err := r.plots(); err != nil {
 		return err
 	}

@@ -113,6 +113,7 @@ func (r *report) markdown() string {
 	r.methodSection(&b)
 	separateSection(&b, "## 10. Distributed mode: rediswheel and asynq on one Redis", "redis.md", r.redisNotes)
 	separateSection(&b, "## 11. timerd: the delayed-task service under load", "timerd.md", r.timerdNotes)
+	separateSection(&b, "## 12. Durable tasks on SQL: pgwheel and sqlitewheel against River", "sql.md", r.sqlNotes)
 	return b.String()
 }
 

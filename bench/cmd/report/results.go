@@ -30,8 +30,8 @@ type report struct {
 	// purgatoryNotes is docs/bench/purgatory.md, measured by hand (profiles,
 	// counters), printed under section 7's table.
 	purgatoryNotes string
-	// redisNotes and timerdNotes are docs/bench/redis.md and timerd.md,
-	// measured by their own commands (bench/redisbench, bench/timerd.sh),
-	// printed as sections 10 and 11.
-	redisNotes, timerdNotes string
+	// redisNotes, timerdNotes and sqlNotes are docs/bench/redis.md,
+	// timerd.md and sql.md, measured by their own commands (bench/redisbench,
+	// bench/timerd.sh, make -C bench sql), printed as sections 10, 11 and 12.
+	redisNotes, timerdNotes, sqlNotes string
 }
