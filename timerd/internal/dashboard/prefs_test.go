@@ -91,7 +91,7 @@ func TestRelative(t *testing.T) {
 	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 	for d, want := range map[time.Duration]string{
 		0: "now", 999 * time.Millisecond: "now", -999 * time.Millisecond: "now",
-		5 * time.Second: "in 5s", 5*time.Minute + 59*time.Second: "in 5m", -3*time.Hour - 59*time.Minute: "3h ago",
+		5 * time.Second: "in 5s", 90 * time.Minute: "in 1h", 5*time.Minute + 59*time.Second: "in 5m", -3*time.Hour - 59*time.Minute: "3h ago",
 		47 * time.Hour: "in 47h", -50 * time.Hour: "2d ago", 30 * 24 * time.Hour: "in 30d",
 	} {
 		if got := relative(now.Add(d), now); got != want {

@@ -80,4 +80,3 @@ func TestSchedulePages(t *testing.T) {
 		t.Errorf("schedule page without a store: %d", r.status)
 	}
 }
-
