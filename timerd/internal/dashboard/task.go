@@ -13,6 +13,7 @@ type taskData struct {
 	Outcome *outcome
 	// CanCancel and CanRequeue say which buttons the task's state allows.
 	CanCancel, CanRequeue bool
+	Request               request // what it sends: request.go
 }
 
 // task shows one task (Queue.Get): its state, times, attempts, last error,
@@ -43,8 +44,14 @@ func (d *dashboard) task(w http.ResponseWriter, r *http.Request) {
 	}
 	pending := info.State == rediswheel.StateScheduled || info.State == rediswheel.StateRetrying ||
 		info.State == rediswheel.StateInFlight
+	req, err := d.requestOf(r.Context(), key, info.State)
+	if err != nil {
+		d.failRedis(w, r, "Payload", err)
+		return
+	}
 	d.render(w, r, http.StatusOK, "task", "Task", taskData{
 		Info: info, Outcome: outcomeOf(r),
 		CanCancel: pending || info.State == rediswheel.StateDead, CanRequeue: info.State == rediswheel.StateDead,
+		Request: req,
 	})
 }
