@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -88,11 +89,12 @@ func (q *Queue) Complete(ctx context.Context, key, token string, result error) (
 	if err := checkKey(key); err != nil {
 		return SettleRejected, err
 	}
-	partition, retryDelay, storeToken, err := q.parseToken(token)
+	c, err := q.parseToken(token)
 	if err != nil {
 		return SettleRejected, err
 	}
-	o := outcome{d: &delivery{shard: partition, token: storeToken, task: Task{Key: key}}}
+	partition := c.partition
+	o := outcome{d: &delivery{shard: partition, token: c.token, task: Task{Key: key}}}
 	after, later := retryAfterOf(result)
 	switch {
 	case result == nil:
@@ -102,7 +104,7 @@ func (q *Queue) Complete(ctx context.Context, key, token string, result error) (
 	case later:
 		o.kind, o.err, o.delay = OutcomeLater, result.Error(), durationMilliCeil(after)
 	default:
-		o.kind, o.err, o.delay = OutcomeRetry, result.Error(), retryDelay
+		o.kind, o.err, o.delay = OutcomeRetry, result.Error(), durationMilliCeil(q.retryDelay(c))
 	}
 	if len(o.err) > maxErrorText {
 		o.err = o.err[:maxErrorText]
@@ -120,31 +122,55 @@ func (q *Queue) Complete(ctx context.Context, key, token string, result error) (
 	return s.Codes[0], nil
 }
 
-// completionToken is d's Task.Token: "<partition>.<retry delay ms>.<store
-// token>". Complete needs the partition for its Settle, and the retry delay
-// because the backoff is the worker's to choose (the task's own policy, the
-// Queue's Backoff, the attempt), which Complete, in another process, cannot
-// read from the store. parseToken reads it back.
-func (r *runner) completionToken(d *delivery) string {
-	return strconv.Itoa(d.shard) + "." + strconv.FormatInt(durationMilliCeil(r.backoff(d)), 10) + "." + d.token
+// completionToken is d's Task.Token:
+// "<partition>.<attempt>.<backoff base ms>.<backoff limit ms>.<store token>".
+// Complete needs the partition for its Settle, and what the worker's backoff
+// reads (the attempt, the task's own backoff policy, 0 when it has none),
+// which Complete, in another process, cannot read from the store. Backoff
+// itself is called only when Complete reports a failure, as after a
+// handler's. parseToken reads it back.
+func completionToken(d *delivery) string {
+	return strconv.Itoa(d.shard) + "." + strconv.Itoa(d.task.Attempt) + "." +
+		strconv.FormatInt(d.policy.BackoffBase.Milliseconds(), 10) + "." +
+		strconv.FormatInt(d.policy.BackoffLimit.Milliseconds(), 10) + "." + d.token
+}
+
+// completion is a parsed completionToken.
+type completion struct {
+	partition, attempt int
+	base, limit        time.Duration // the task's own backoff; 0: the Queue's
+	token              string        // the store's
 }
 
 // parseToken splits a completionToken; the store token is the rest after
-// the second dot, whatever it holds.
-func (q *Queue) parseToken(token string) (partition int, retryDelay int64, storeToken string, err error) {
-	parts := strings.SplitN(token, ".", 3)
-	if len(parts) != 3 || parts[2] == "" {
-		return 0, 0, "", fmt.Errorf("%w: %q is not <partition>.<delay>.<token>", ErrToken, token)
+// the fourth dot, whatever it holds.
+func (q *Queue) parseToken(token string) (completion, error) {
+	parts := strings.SplitN(token, ".", 5)
+	if len(parts) != 5 || parts[4] == "" {
+		return completion{}, fmt.Errorf("%w: %q is not a token of a delivery", ErrToken, token)
 	}
-	partition, err = strconv.Atoi(parts[0])
-	if err != nil || partition < 0 || partition >= q.parts {
-		return 0, 0, "", fmt.Errorf("%w: partition %q of %d", ErrToken, parts[0], q.parts)
+	var nums [4]int64
+	for i := range nums {
+		n, err := strconv.ParseInt(parts[i], 10, 64)
+		if err != nil || n < 0 {
+			return completion{}, fmt.Errorf("%w: %q is not a token of a delivery", ErrToken, token)
+		}
+		nums[i] = n
 	}
-	retryDelay, err = strconv.ParseInt(parts[1], 10, 64)
-	if err != nil || retryDelay < 0 {
-		return 0, 0, "", fmt.Errorf("%w: retry delay %q", ErrToken, parts[1])
+	if nums[0] >= int64(q.parts) || nums[1] > math.MaxInt32 || nums[2] > math.MaxInt32 || nums[3] > math.MaxInt32 {
+		return completion{}, fmt.Errorf("%w: %q: partition or numbers out of range (%d partitions)", ErrToken, token, q.parts)
 	}
-	return partition, retryDelay, parts[2], nil
+	return completion{partition: int(nums[0]), attempt: int(nums[1]), base: time.Duration(nums[2]) * time.Millisecond,
+		limit: time.Duration(nums[3]) * time.Millisecond, token: parts[4]}, nil
+}
+
+// retryDelay is the backoff after c's failed attempt, as runner.backoff
+// would choose it.
+func (q *Queue) retryDelay(c completion) time.Duration {
+	if c.base > 0 {
+		return fullJitter(c.base, c.limit, c.attempt)
+	}
+	return q.opts.Backoff(c.attempt)
 }
 
 // detach moves d's lease to now+within, once, and gives its handler's place

@@ -37,8 +37,8 @@ func TestHTTPAcceptedDetaches(t *testing.T) {
 			status = tc.status
 			payload, err := EncodeHTTPTask(HTTPTask{URL: srv.URL, Method: "POST", CompletionTimeout: tc.within})
 			require.NoError(t, err)
-			err = h(context.Background(), Task{Key: "k", Payload: payload, Attempt: 1, Token: "0.10.42"})
-			assert.Equal(t, "0.10.42", await(t, tokens, "the callback"), "the token header")
+			err = h(context.Background(), Task{Key: "k", Payload: payload, Attempt: 1, Token: "0.1.0.0.42"})
+			assert.Equal(t, "0.1.0.0.42", await(t, tokens, "the callback"), "the token header")
 			within, detached := detachOf(err)
 			if tc.want == 0 {
 				assert.NoError(t, err)
@@ -65,11 +65,11 @@ func TestHTTPCompletionTimeoutValidation(t *testing.T) {
 // Complete refuses a malformed token before any store call (the stub store panics if called).
 func TestCompleteBadToken(t *testing.T) {
 	q := stubQueue(t, Options{})
-	for _, tok := range []string{"", "1", "0.5", "0.5.", "1.5.7", "-1.5.7", "0.x.7", "0.-5.7"} {
+	for _, tok := range []string{"", "1", "0.1.0.0", "0.1.0.0.", "1.1.0.0.7", "-1.1.0.0.7", "0.x.0.0.7", "0.1.-5.0.7", "0.99999999999.0.0.7"} {
 		code, err := q.Complete(context.Background(), "k", tok, nil)
 		assert.ErrorIs(t, err, ErrToken, "token %q", tok)
 		assert.Equal(t, SettleRejected, code)
 	}
-	_, err := q.Complete(context.Background(), "", "0.5.7", nil)
+	_, err := q.Complete(context.Background(), "", "0.1.0.0.7", nil)
 	assert.ErrorIs(t, err, ErrKey)
 }

@@ -341,8 +341,8 @@ func (r *runner) start(d *delivery) {
 	if d.ctx == nil {
 		r.lease(d)
 	} // else it waited for its flow key, leased
+	d.task.Token = completionToken(d) // before bound: its timeout reads d.task
 	hctx, timedOut := r.bound(d.ctx, d)
-	d.task.Token = r.completionToken(d)
 	r.handlers.Add(1)
 	go func() {
 		defer r.handlers.Done()

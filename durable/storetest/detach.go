@@ -66,8 +66,8 @@ func testDetachThenComplete(t *testing.T, open func(t *testing.T) durable.Store)
 		{"a", stale, durable.ErrStaleToken},
 		{"b", a.Token, durable.ErrStaleToken}, // another key's token
 		{"a", "no-dots", durable.ErrToken},
-		{"a", "99999.0." + a.Token, durable.ErrToken}, // no such partition
-		{"a", "0.-1.x", durable.ErrToken},
+		{"a", "99999.1.0.0.7", durable.ErrToken}, // no such partition
+		{"a", "0.-1.0.0.7", durable.ErrToken},
 	} {
 		if code, err := q.Complete(ctx, c.key, c.token, nil); !errors.Is(err, c.want) || code != durable.SettleRejected {
 			t.Errorf("Complete(%q, %q): %v, %v, want %v", c.key, c.token, code, err, c.want)
