@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/go-timingwheel/timingwheel/rediswheel"
 )
@@ -14,6 +15,9 @@ type taskData struct {
 	// CanCancel and CanRequeue say which buttons the task's state allows.
 	CanCancel, CanRequeue bool
 	Request               request // what it sends: request.go
+	// Detached: in flight with its lease past any heartbeat's reach (now +
+	// Lease): its callback answered 202 and it waits for /complete or /fail.
+	Detached bool
 }
 
 // task shows one task (Queue.Get): its state, times, attempts, last error,
@@ -52,6 +56,7 @@ func (d *dashboard) task(w http.ResponseWriter, r *http.Request) {
 	d.render(w, r, http.StatusOK, "task", "Task", taskData{
 		Info: info, Outcome: outcomeOf(r),
 		CanCancel: pending || info.State == rediswheel.StateDead, CanRequeue: info.State == rediswheel.StateDead,
-		Request: req,
+		Request:  req,
+		Detached: info.State == rediswheel.StateInFlight && time.Until(info.Due) > d.Queue.Options().Lease,
 	})
 }
