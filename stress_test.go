@@ -235,7 +235,7 @@ func TestStressScheduleNoRunAfterStop(t *testing.T) {
 							selfStopAt = r.Int64N(4)
 						}
 						var n atomic.Int64
-						period := time.Duration(1+r.Int64N(int64(2*time.Millisecond))) / 4
+						period := time.Duration(1 + r.Int64N(int64(2*time.Millisecond)/4)) // 1 ns to 0.5 ms, never 0 (Every panics)
 						tm = tw.ScheduleFunc(Every(period), func() {
 							if stopped.Load() {
 								late.Add(1)

@@ -13,8 +13,9 @@ import (
 // at, rounded up to the millisecond; a past at is due at once. It is
 // idempotent by key: if key is already scheduled, waiting for a retry, in
 // flight, dead or retained (Options.Retention), Add changes nothing and
-// returns false. A successful Add is acknowledged by Redis, so it is as
-// durable as the server's persistence.
+// returns false. A successful Add is acknowledged by the store, so it is as
+// durable as the store's commit (Redis's persistence settings; a database
+// commit on PostgreSQL and SQLite).
 //
 // opts set the task's own type, timeout, attempts and backoff, stored with it
 // (see TaskOption); a bad one makes Add return an error wrapping
@@ -22,10 +23,10 @@ import (
 // task's options.
 //
 // Adds made concurrently on one Queue share round trips: while one is on its
-// way to Redis, those that arrive wait and then go out together, in one
-// script call on a single server (one per shard on a cluster), so many
-// goroutines adding at once cost fewer round trips and less Redis time than
-// one call each. If ctx
+// way to the store, those that arrive wait and then go out together, in one
+// Store.Add (on Redis one script call on a single server, one per shard on
+// a cluster; one transaction on a SQL store), so many goroutines adding at
+// once cost fewer round trips and less store time than one call each. If ctx
 // ends before the reply, Add returns ctx's error and the task may or may not
 // have been stored.
 func (q *Queue) Add(ctx context.Context, key string, payload []byte, at time.Time, opts ...TaskOption) (added bool, err error) {

@@ -8,16 +8,19 @@
 // Observer, retention and delivery history.
 //
 // Where the tasks live is a Store: a small interface of atomic operations
-// (store.go), one folder per store. rediswheel is the Redis store (a single
-// server or Redis Cluster). Everything else is written once, here, and
+// (store.go), one module per store: rediswheel (Redis, a single server or
+// Redis Cluster), pgwheel (PostgreSQL, with AddTx in the caller's
+// transaction) and sqlitewheel (one SQLite file, one process; timerd's
+// default). A store may also wake idle workers of every process when
+// another adds a task (Notifier; pgwheel's LISTEN/NOTIFY). Everything else is written once, here, and
 // imports no driver: the worker loop (claims, leases and heartbeats, batched
 // settles, lost-claim-reply handling, wake-ups), Mux, HTTP tasks and their
 // validation, backoff and policies, the Observer, the periodic logic, and
 // every check of arguments, so bad input gets the same errors on every
 // store. The package storetest is the behavioural suite every store runs.
 //
-//	q, err := rediswheel.New(client, rediswheel.Options{Namespace: "orders"})
-//	// or: st, err := rediswheel.NewStore(client, "orders", 0); q, err := durable.New(st, durable.Options{})
+//	st, err := sqlitewheel.Open(ctx, "tasks.db", sqlitewheel.Options{}) // or pgwheel.New(pool, "orders"),
+//	q, err := durable.New(st, durable.Options{})                        // or rediswheel.NewStore(client, "orders", 0)
 //	q.AddAfter(ctx, "order:1001", payload, 30*time.Minute) // at checkout
 //	q.Cancel(ctx, "order:1001")                            // on payment
 //	q.Run(ctx, handler)                                    // in every worker

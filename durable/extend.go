@@ -23,6 +23,7 @@ func (r *runner) heartbeat(stop <-chan struct{}) {
 			return
 		case <-t.C:
 		}
+		r.beat.Lock()
 		r.mu.Lock()
 		byShard := map[int][]*delivery{}
 		for d := range r.leases {
@@ -36,6 +37,7 @@ func (r *runner) heartbeat(stop <-chan struct{}) {
 				ds = ds[n:]
 			}
 		}
+		r.beat.Unlock()
 	}
 }
 

@@ -101,8 +101,9 @@ func (r *runner) flowFinished(d *delivery, hctx context.Context, err error) {
 // resultOf classifies a handler's return for the breaker (see Breaker).
 func (r *runner) resultOf(hctx context.Context, err error) result {
 	after, later := retryAfterOf(err)
+	_, detached := detachOf(err)
 	switch {
-	case err == nil:
+	case err == nil, detached: // a Detach: the destination took the work
 		return result{kind: resultSuccess}
 	case errors.Is(context.Cause(hctx), ErrHandlerTimeout):
 		return result{kind: resultFailure}

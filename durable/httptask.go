@@ -71,8 +71,8 @@ type HTTPTask struct {
 	// Method is any RFC 9110 token: GET, POST, PUT, PATCH, DELETE or a custom one. It is
 	// case-sensitive and never defaulted.
 	Method string
-	// Header is sent as given, except HeaderIdempotencyKey and HeaderAttempt, which the handler
-	// sets. Names must be tokens other than Host, Content-Length and Transfer-Encoding (net/http
+	// Header is sent as given, except HeaderIdempotencyKey, HeaderAttempt and
+	// HeaderCompletionToken, which the handler sets. Names must be tokens other than Host, Content-Length and Transfer-Encoding (net/http
 	// sets those from URL and Body); values must have no control character but tab. Upgrade, and
 	// Connection other than "close" or "keep-alive", are refused: HTTP/2 refuses to send them.
 	Header http.Header
@@ -81,6 +81,9 @@ type HTTPTask struct {
 	// Timeout bounds one attempt, from sending the request to reading the response. Zero means the
 	// handler's default (DefaultHTTPTimeout unless set with HTTPDefaultTimeout).
 	Timeout time.Duration
+	// CompletionTimeout is how long the task waits for Complete after the receiver answers 202
+	// Accepted (httpdetach.go); zero means DefaultCompletionTimeout. At most MaxDetach.
+	CompletionTimeout time.Duration
 }
 
 // httpPayload is HTTPTask's stored form. Fields are only ever added; a change that an older
@@ -92,6 +95,8 @@ type httpPayload struct {
 	Header    http.Header `json:"header,omitempty"`
 	Body      []byte      `json:"body,omitempty"`
 	TimeoutNS int64       `json:"timeout_ns,omitempty"`
+	// CompletionNS is CompletionTimeout; older handlers ignore it and take 202 as done.
+	CompletionNS int64 `json:"completion_timeout_ns,omitempty"`
 }
 
 // AddHTTP schedules t to be sent at time at, like Add, after checking that net/http can send it:
@@ -157,6 +162,8 @@ func EncodeHTTPTask(t HTTPTask) ([]byte, error) {
 		Header:    t.Header,
 		Body:      t.Body,
 		TimeoutNS: int64(t.Timeout),
+
+		CompletionNS: int64(t.CompletionTimeout),
 	})
 }
 
@@ -175,7 +182,8 @@ func DecodeHTTPTask(payload []byte) (HTTPTask, error) {
 	default:
 		return HTTPTask{}, fmt.Errorf("%w: version %d, this code reads version %d", ErrNotHTTPTask, p.Version, httpPayloadVersion)
 	}
-	t := HTTPTask{URL: p.URL, Method: p.Method, Header: p.Header, Body: p.Body, Timeout: time.Duration(p.TimeoutNS)}
+	t := HTTPTask{URL: p.URL, Method: p.Method, Header: p.Header, Body: p.Body, Timeout: time.Duration(p.TimeoutNS),
+		CompletionTimeout: time.Duration(p.CompletionNS)}
 	if err := t.validate(); err != nil {
 		return HTTPTask{}, err
 	}
@@ -225,7 +233,9 @@ type httpHandler struct {
 //
 //   - is bounded by the task's Timeout, or the default timeout;
 //   - carries the task key in HeaderIdempotencyKey and the attempt number in HeaderAttempt;
-//   - is done on a 2xx response;
+//   - carries the delivery's Task.Token in HeaderCompletionToken;
+//   - is done on a 2xx response, except 202 Accepted, which returns Detach(the task's
+//     CompletionTimeout): the task waits for Complete with that token (httpdetach.go);
 //   - is retried, as the queue's Backoff and MaxAttempts say, on 408, 429 and 5xx, on a network
 //     error and on a timeout;
 //   - on 429 or 503 with a valid Retry-After header (seconds or an HTTP-date), returns
@@ -303,6 +313,7 @@ func (h *httpHandler) handle(ctx context.Context, task Task) error {
 	}
 	req.Header.Set(HeaderIdempotencyKey, task.Key)
 	req.Header.Set(HeaderAttempt, strconv.Itoa(task.Attempt))
+	setCompletionHeader(req, task)
 
 	resp, err := h.client.Do(req)
 	if err != nil {
@@ -320,7 +331,7 @@ func (h *httpHandler) handle(ctx context.Context, task Task) error {
 	code := resp.StatusCode
 	if 200 <= code && code <= 299 {
 		// The callback happened; a body cut short by the timeout does not undo that.
-		return nil
+		return accepted(t, code)
 	}
 	if len(read) > maxErrorSnippet {
 		read = read[:maxErrorSnippet]

@@ -64,6 +64,9 @@ func (t HTTPTask) validate() error {
 	if vv := sent["Connection"]; len(vv) > 1 || len(vv) == 1 && !isConnectionOption(vv[0]) {
 		return fmt.Errorf("%w: Connection %q (HTTP/2 accepts one close or keep-alive only)", ErrInvalidHeader, vv)
 	}
+	if err := t.validateCompletion(); err != nil {
+		return err
+	}
 	if t.Timeout < 0 {
 		return fmt.Errorf("%w: %v is negative", ErrInvalidTimeout, t.Timeout)
 	}

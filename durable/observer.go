@@ -97,7 +97,8 @@ type StartEvent struct {
 type FinishEvent struct {
 	Task Task
 	// Outcome is what Run asks of the settle script, one of the settle
-	// outcome names: "done", "retry", "dead", "release" or "later". The
+	// outcome names: "done", "retry", "dead", "release" or "later", or
+	// "detach" for a Detach (no settle follows; see Complete). The
 	// settle may turn a retry into a death (no attempts left) or drop the
 	// task (cancelled, lease lost): see SettleEvent.
 	Outcome string

@@ -16,8 +16,9 @@ import (
 // backoff (TaskBackoff, else Options.Backoff), or moves the task to the dead
 // set once it has had its max attempts (TaskMaxAttempts, else
 // Options.MaxAttempts) or the error is Permanent. An error made by RetryAfter
-// schedules another delivery after its delay without counting the attempt. A
-// panic counts as an error.
+// schedules another delivery after its delay without counting the attempt.
+// One made by Detach leaves the delivery in flight, waiting for Complete
+// (detach.go). A panic counts as an error.
 //
 // ctx is cancelled, and context.Cause tells which:
 //   - with ErrHandlerTimeout when the task's timeout (TaskTimeout, else
@@ -56,6 +57,11 @@ type Task struct {
 	// Type is the task's type, set with TaskType when it was added ("" if
 	// none). A Mux routes on it.
 	Type string
+	// Token names this delivery for Complete, after the handler returns
+	// Detach (detach.go); a new delivery of the task has a new one. Treat it
+	// as an opaque string and as a secret: whoever holds it can finish the
+	// delivery.
+	Token string
 }
 
 const (
@@ -179,6 +185,9 @@ type runner struct {
 	// leases heartbeat extends.
 	mu     sync.Mutex
 	leases map[*delivery]struct{}
+	// beat is held by heartbeat for each round of extensions and by detach
+	// for its one Extend, so that a round never moves a detached lease back.
+	beat sync.Mutex
 
 	gate    *gate    // flow control (Options.Flow), nil without
 	sleeper *sleeper // poll's, which flow control wakes when a waiting task may start
@@ -332,6 +341,7 @@ func (r *runner) start(d *delivery) {
 	if d.ctx == nil {
 		r.lease(d)
 	} // else it waited for its flow key, leased
+	d.task.Token = completionToken(d) // before bound: its timeout reads d.task
 	hctx, timedOut := r.bound(d.ctx, d)
 	r.handlers.Add(1)
 	go func() {
@@ -347,6 +357,10 @@ func (r *runner) start(d *delivery) {
 			return
 		}
 		r.unlease(d)
+		if within, ok := detachOf(err); ok {
+			r.detach(d, within)
+			return
+		}
 		r.outcomes <- r.q.observeFinished(r.outcomeOf(d, err)) // never blocks: one slot, one place
 	}()
 }

@@ -41,6 +41,9 @@ func Run(t *testing.T, open func(t *testing.T) durable.Store) {
 		{"LostClaimReplyCountsNoAttempt", testLostClaimReplyCountsNoAttempt},
 		{"RescheduleAndReplace", testRescheduleAndReplace},
 		{"ListAndStats", testListAndStats},
+		{"DetachThenComplete", testDetachThenComplete},
+		{"DetachDeadlinePasses", testDetachDeadlinePasses},
+		{"DetachFail", testDetachFail},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.test(t, open) })
 	}

@@ -58,6 +58,13 @@ func sigterm(t *testing.T, target target, grace, slow time.Duration) {
 	// callbacks would (cut short): either way well within a minute.
 	require.Equal(t, 0, p.wait(exitWithin), p.log())
 	t.Logf("exit %v after SIGTERM, grace %v, callbacks %v", time.Since(sent), grace, slow)
+	// The receiver records a callback cut short once it sees its connection
+	// close, which may be a moment after the process is gone: wait for it.
+	deadline = time.Now().Add(exitWithin)
+	for len(rc.senders()) > 0 {
+		require.True(t, time.Now().Before(deadline), "the receiver still answers callbacks of a process gone %v", exitWithin)
+		time.Sleep(2 * time.Millisecond)
+	}
 
 	done := rc.completed()
 	var cut []string

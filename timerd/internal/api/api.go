@@ -128,6 +128,8 @@ func (h *handler) routes() []route {
 		{"GET", "/v1/tasks/{key}", "getTask", h.getTask},
 		{"DELETE", "/v1/tasks/{key}", "cancelTask", h.cancelTask},
 		{"POST", "/v1/tasks/{key}/reschedule", "rescheduleTask", h.rescheduleTask},
+		{"POST", "/v1/tasks/{key}/complete", "completeTask", h.completeTask},
+		{"POST", "/v1/tasks/{key}/fail", "failTask", h.failTask},
 		{"GET", "/v1/dead", "listDead", h.listDead},
 		{"POST", "/v1/dead/{key}/requeue", "requeueDead", h.requeueDead},
 		{"POST", "/v1/schedules", "putSchedule", h.putSchedule},

@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/go-timingwheel/timingwheel/durable"
 	"github.com/go-timingwheel/timingwheel/rediswheel"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/apierror"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/schedules"
@@ -94,9 +95,13 @@ type callbackJSON struct {
 	Body       *string             `json:"body"`
 	BodyBase64 *string             `json:"body_base64"`
 	Timeout    string              `json:"timeout"`
+	// CompletionTimeout is how long a task whose callback answered 202 waits
+	// for /complete or /fail (durable's HTTPTask.CompletionTimeout).
+	CompletionTimeout string `json:"completion_timeout"`
 }
 
-var callbackShape = shape{"url": nil, "method": nil, "headers": anyFields, "body": nil, "body_base64": nil, "timeout": nil}
+var callbackShape = shape{"url": nil, "method": nil, "headers": anyFields, "body": nil, "body_base64": nil, "timeout": nil,
+	"completion_timeout": nil}
 
 // task checks c as AddHTTP will, naming the field of each fault, and then
 // asks check whether its destination is allowed.
@@ -132,6 +137,13 @@ func (c *callbackJSON) task(ctx context.Context, check func(context.Context, *ur
 			return t, invalid("callback.timeout", "callback.timeout must be a positive duration such as \"10s\"")
 		}
 		t.Timeout = d
+	}
+	if c.CompletionTimeout != "" {
+		d, err := time.ParseDuration(c.CompletionTimeout)
+		if err != nil || d <= 0 || d > durable.MaxDetach {
+			return t, invalid("callback.completion_timeout", "callback.completion_timeout must be a positive duration up to %v, such as \"30m\"", durable.MaxDetach)
+		}
+		t.CompletionTimeout = d
 	}
 	if _, err := rediswheel.EncodeHTTPTask(t); err != nil {
 		return t, callbackError(t, err)

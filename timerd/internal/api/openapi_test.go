@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-timingwheel/timingwheel/durable"
 	"github.com/go-timingwheel/timingwheel/rediswheel"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/redistest"
 	"github.com/redis/go-redis/v9"
@@ -103,9 +104,14 @@ func TestOpenAPI(t *testing.T) {
 		rec := &recorder{}
 		f.api.Close()
 		f.api = httptest.NewServer(rec.wrap(f.h))
+		tokens := make(chan string, 4) // of the callbacks to /async
 		cb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path == "/gone" {
+			switch r.URL.Path {
+			case "/gone":
 				w.WriteHeader(http.StatusGone)
+			case "/async":
+				tokens <- r.Header.Get(durable.HeaderCompletionToken)
+				w.WriteHeader(http.StatusAccepted)
 			}
 		}))
 		defer cb.Close()
@@ -120,6 +126,17 @@ func TestOpenAPI(t *testing.T) {
 			tot := r.body["total"].(map[string]any)
 			return tot["dead"] == 1.0 && tot["retained"] == 1.0
 		})
+		f.do("POST", "/v1/tasks", createBody("async1", "0s", cb.URL+"/async"))
+		tok1 := receive(t, tokens, "the callback of async1")
+		f.do("POST", "/v1/tasks/async1/complete", jsonBody(map[string]string{"token": tok1}))
+		f.do("POST", "/v1/tasks/async1/complete", jsonBody(map[string]string{"token": tok1}))
+		f.do("POST", "/v1/tasks/async1/complete", `{}`)
+		f.do("POST", "/v1/tasks/async1/complete", `{"token":"x"}`, "text/plain")
+		f.do("POST", "/v1/tasks", createBody("async2", "0s", cb.URL+"/async"))
+		tok2 := receive(t, tokens, "the callback of async2")
+		f.do("POST", "/v1/tasks/async2/fail", `{"token":"nonsense"}`)
+		f.do("POST", "/v1/tasks/async2/fail", jsonBody(map[string]any{"token": tok2, "error": "no stock", "permanent": true}))
+		f.do("POST", "/v1/tasks/async2/fail", jsonBody(map[string]any{"token": tok2}))
 		f.do("POST", "/v1/tasks", `{"key":1}`)
 		f.do("POST", "/v1/tasks", `{}`, "text/plain")
 		f.do("POST", "/v1/tasks", `{"key":"`+strings.Repeat("x", 5000)+`"}`)

@@ -3,8 +3,8 @@ package config
 import (
 	"log/slog"
 	"maps"
-	"slices"
 	"net/url"
+	"slices"
 	"strings"
 )
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 
 	"github.com/go-timingwheel/timingwheel/rediswheel"
 )
@@ -22,8 +24,12 @@ func (d *dashboard) requeue(w http.ResponseWriter, r *http.Request) {
 }
 
 // cancel cancels a task (Queue.Cancel): at once if it is scheduled, retrying
-// or dead; at the end of its delivery if it is in flight.
+// or dead; at the end of its delivery if it is in flight. Its form is on
+// the confirmation page (cancelForm) and must carry confirm=yes.
 func (d *dashboard) cancel(w http.ResponseWriter, r *http.Request) {
+	if !d.confirmed(w, r) {
+		return
+	}
 	d.act(w, r, "Cancel", d.Queue.Cancel, "cancelled", "not_found")
 }
 
@@ -77,12 +83,38 @@ var outcomeTexts = map[string]struct {
 	"not_found": {false, "There was no task %q: nothing cancelled."},
 }
 
+// countTexts are the outcomes of actions on the whole queue or dead set;
+// %s is the n of the query as a count of dead tasks.
+var countTexts = map[string]struct {
+	ok   bool
+	text string
+}{
+	"paused":         {true, "Paused: no task is delivered until Resume."},
+	"resumed":        {true, "Resumed: deliveries go on."},
+	"bulk_requeued":  {true, "Requeued %s: due now."},
+	"bulk_cancelled": {true, "Deleted %s (cancelled)."},
+}
+
 // outcomeOf is the outcome named by r's query, or nil.
 func outcomeOf(r *http.Request) *outcome {
 	q := r.URL.Query()
+	if t, ok := countTexts[q.Get("done")]; ok {
+		text := t.text
+		if strings.Contains(text, "%s") {
+			n, err := strconv.Atoi(q.Get("n"))
+			if err != nil || n < 0 {
+				return nil
+			}
+			text = fmt.Sprintf(text, plural(n, "dead task"))
+		}
+		return &outcome{OK: t.ok, Text: text}
+	}
 	t, ok := outcomeTexts[q.Get("done")]
 	if !ok {
 		return nil
 	}
 	return &outcome{OK: t.ok, Key: q.Get("key"), Text: fmt.Sprintf(t.text, q.Get("key"))}
 }
+
+// urlQuery escapes s for a URL's query.
+func urlQuery(s string) string { return url.QueryEscape(s) }

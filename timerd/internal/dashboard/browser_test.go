@@ -67,13 +67,14 @@ func testBrowser(t *testing.T, q *durable.Queue, defs schedules.Definitions, suf
 	fixture(t, q, []string{"browser/dead-1", "browser/dead-2", hostileKey}, []string{"browser/done"}, 3, 5)
 	// The dashboard beside the /v1/ API on one server, as timerd serves them,
 	// so that the page can be held against what the API reports.
-	v1, err := api.New(api.Config{Queue: q, Schedules: schedules.New(defs, q, nil),
+	scheds := schedules.New(defs, q, nil)
+	v1, err := api.New(api.Config{Queue: q, Schedules: scheds,
 		CheckCallback: func(context.Context, *url.URL) error { return nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/ui/", newDashboard(t, q))
+	mux.Handle("/ui/", newDashboardWith(t, Config{Queue: q, Schedules: scheds}))
 	mux.Handle("/v1/", auth.New(testToken).Wrap(v1))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
@@ -156,10 +157,115 @@ func testBrowser(t *testing.T, q *durable.Queue, defs schedules.Definitions, suf
 	}
 	screenshot(t, ctx, filepath.Join(artifacts, "dashboard-dead"+suffix+".png"))
 
+	operatorPages(t, ctx, q, scheds, srv.URL, artifacts, suffix)
+
 	select {
 	case msg := <-dialogs:
 		t.Errorf("a page opened a JavaScript dialog %q: a script ran", msg)
 	default:
+	}
+}
+
+// operatorPages goes through the operator's pages and actions in the
+// browser: a task's request and its Cancel with the confirmation, Pause and
+// Resume, the bulk requeue of the dead set, a filter, the zone picker, the
+// schedules and the auto-refresh toggle; each checked in the store and
+// screenshotted (dashboard-<what><suffix>.png).
+func operatorPages(t *testing.T, ctx context.Context, q *durable.Queue, scheds *schedules.Store, base, artifacts, suffix string) {
+	bg := context.Background()
+	shot := func(name string) { screenshot(t, ctx, filepath.Join(artifacts, "dashboard-"+name+suffix+".png")) }
+	if _, err := q.AddHTTP(bg, "browser/http", durable.HTTPTask{URL: "https://example.com/hook", Method: "POST",
+		Header: http.Header{"Authorization": {"Bearer browser-secret"}}, Body: []byte(`{"x":"<b>hi</b>"}`)}, time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := scheds.Put(bg, schedules.Definition{Name: "browser-tick", Every: time.Hour,
+		Callback: durable.HTTPTask{URL: "https://example.com/tick", Method: "POST"}}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The task's request, then Cancel through its confirmation.
+	var headers, body string
+	run(t, ctx, "open a task with a request", chromedp.Navigate(base+"/ui/task?key=browser/http"), chromedp.WaitVisible("#req-method"),
+		chromedp.Text("#req-headers", &headers), chromedp.Text("#req-body", &body))
+	if !strings.Contains(headers, "Authorization") || strings.Contains(headers, "browser-secret") || body != `{"x":"<b>hi</b>"}` {
+		t.Errorf("request shown: headers %q, body %q; want the name without its value, the body as text", headers, body)
+	}
+	shot("task-request")
+	var question string
+	run(t, ctx, "press Cancel", chromedp.Click("button.cancel", chromedp.NodeVisible), chromedp.WaitVisible("#confirm"), chromedp.Text("#question", &question))
+	if info, err := q.Get(bg, "browser/http"); err != nil || info.State != durable.StateScheduled || !strings.Contains(question, "browser/http") {
+		t.Errorf("on the confirmation page %q the task is %+v, %v; want it still scheduled", question, info, err)
+	}
+	shot("cancel-confirm")
+	run(t, ctx, "confirm Cancel", chromedp.Click("#confirm"), chromedp.WaitVisible(`#outcome[data-key="browser/http"]`))
+	if info, err := q.Get(bg, "browser/http"); err != nil || info.State != durable.StateCancelled {
+		t.Errorf("after the confirmed Cancel: %+v, %v; want cancelled", info, err)
+	}
+
+	// Pause and Resume, each confirmed.
+	run(t, ctx, "pause", chromedp.Navigate(base+"/ui/"), chromedp.Click("#pause", chromedp.NodeVisible), chromedp.WaitVisible("#confirm"),
+		chromedp.Click("#confirm"), chromedp.WaitVisible("#resume"))
+	if !stats(t, q).Paused {
+		t.Error("not paused after the confirmed Pause in the browser")
+	}
+	shot("overview-paused")
+	run(t, ctx, "resume", chromedp.Click("#resume"), chromedp.WaitVisible("#confirm"), chromedp.Click("#confirm"), chromedp.WaitVisible("#pause"))
+	if stats(t, q).Paused {
+		t.Error("still paused after the confirmed Resume in the browser")
+	}
+
+	// Requeue all of the dead set: the confirmation says how many.
+	run(t, ctx, "requeue all", chromedp.Navigate(base+"/ui/dead"), chromedp.Click("#requeue-all", chromedp.NodeVisible),
+		chromedp.WaitVisible("#confirm"), chromedp.Text("#question", &question))
+	if question != "Requeue all 1 dead task?" {
+		t.Errorf("bulk confirmation asks %q, want the count of 1", question)
+	}
+	shot("dead-bulk-confirm")
+	var outcome string
+	run(t, ctx, "confirm requeue all", chromedp.Click("#confirm"), chromedp.WaitVisible("#outcome"), chromedp.Text("#outcome", &outcome))
+	if n := stats(t, q).Total.Dead; n != 0 || outcome != "Requeued 1 dead task: due now." {
+		t.Errorf("after requeue all: %d dead, outcome %q", n, outcome)
+	}
+
+	// A filter by key prefix, then the zone picker.
+	var rows int
+	run(t, ctx, "filter by prefix", chromedp.Navigate(base+"/ui/tasks?state=scheduled"), chromedp.WaitVisible("#prefix"),
+		chromedp.SendKeys("#prefix", "later/"), chromedp.Click("#apply"),
+		// The page before has #scanned too: wait for the filtered one.
+		chromedp.WaitVisible(`#prefix[value="later/"]`),
+		chromedp.Evaluate(`document.querySelectorAll("table#tasks tr[data-key]").length`, &rows))
+	if rows != 5 {
+		t.Errorf("prefix later/ shows %d rows, want the fixture's 5", rows)
+	}
+	var text string
+	run(t, ctx, "pick a zone", chromedp.SetValue("#zone", "Asia/Tokyo"), chromedp.Click("#set-zone"),
+		chromedp.WaitVisible(`#zone[value="Asia/Tokyo"]`), chromedp.Text("table#tasks", &text))
+	if !strings.Contains(text, "+09:00, in ") {
+		t.Errorf("times after picking Asia/Tokyo: %q; want +09:00 and relative", text)
+	}
+	shot("tasks-filtered-tokyo")
+
+	// The schedules and one schedule's page.
+	run(t, ctx, "open the schedules", chromedp.Click(`a[href="/ui/schedules"]`, chromedp.NodeVisible),
+		chromedp.WaitVisible(`tr[data-name="browser-tick"]`), chromedp.Text(`tr[data-name="browser-tick"] td.next`, &text))
+	if !strings.Contains(text, ":00:00.000+09:00, in ") {
+		t.Errorf("next run %q, want the next hour in Tokyo time", text)
+	}
+	shot("schedules")
+	run(t, ctx, "open a schedule", chromedp.Click(`a[href="/ui/schedule?name=browser-tick"]`, chromedp.NodeVisible), chromedp.WaitVisible("table.runs"))
+	shot("schedule")
+
+	// Auto-refresh on: the page carries a meta refresh; then off again.
+	var meta bool
+	run(t, ctx, "auto-refresh on", chromedp.Click("#refresh"), chromedp.WaitVisible(`#refresh[data-on="on"]`),
+		chromedp.Evaluate(`document.querySelector('meta[http-equiv="refresh"]') !== null`, &meta))
+	if !meta {
+		t.Error("auto-refresh on, but no meta refresh")
+	}
+	run(t, ctx, "auto-refresh off", chromedp.Click("#refresh"), chromedp.WaitVisible(`#refresh[data-on="off"]`),
+		chromedp.Evaluate(`document.querySelector('meta[http-equiv="refresh"]') !== null`, &meta))
+	if meta {
+		t.Error("auto-refresh off, but a meta refresh")
 	}
 }
 

@@ -6,13 +6,26 @@
 // is auth.Checker.Valid):
 //
 //	GET  /ui/                 overview: rediswheel Stats, in total and per shard
-//	GET  /ui/tasks?state=S    one state's tasks, 50 a page (Queue.List; &cursor= for the next)
-//	GET  /ui/dead             the dead set, with Requeue and Cancel per task
-//	GET  /ui/task?key=K       one task (Queue.Get) and its delivery log; 404 for an unknown key
+//	GET  /ui/tasks?state=S    one state's tasks, 50 a page (Queue.List; &cursor= for the next),
+//	                          one-off tasks or schedule runs (kind=), by key prefix and error
+//	                          text (prefix=, error=): filter.go
+//	GET  /ui/dead             the dead set, with Requeue and Cancel per task, and the bulk actions
+//	GET  /ui/task?key=K       one task (Queue.Get), its request and its delivery log; 404 for an unknown key
+//	GET  /ui/schedules        the periodic schedules with their next run; /ui/schedule?name=N
+//	                          one schedule and its recent runs
 //	POST /ui/requeue          key=K&from=dead|task: Queue.Requeue, then back with the outcome
-//	POST /ui/cancel           key=K&from=dead|task: Queue.Cancel, then back with the outcome
+//	GET  /ui/cancel           key=K&from=dead|task: the confirmation; its POST (confirm=yes)
+//	                          Queue.Cancel, then back with the outcome
+//	GET  /ui/pause, /ui/resume  the confirmation; POST (confirm=yes) Queue.Pause or Resume
+//	GET  /ui/dead/requeue-all, /ui/dead/cancel-all  the confirmation with the count;
+//	                          POST (confirm=yes, n=count) acts on at most n dead tasks: bulk.go
+//	POST /ui/prefs            zone=Z and/or refresh=on|off: the display preferences' cookies (prefs.go)
 //	GET  /ui/login            the token form; POST sets the session cookie
 //	POST /ui/logout           clears it (GET shows the button)
+//
+// Times are shown in the zone the operator picked (UTC by default) with how
+// long ago or ahead they are; list pages reload themselves (a meta refresh,
+// no script) while auto-refresh is on.
 //
 // States in URLs are spelled as in the /v1/ API (in_flight, not "in flight").
 // Every POST must come from a page of this dashboard: see sameOrigin
@@ -23,13 +36,16 @@
 package dashboard
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/go-timingwheel/timingwheel/rediswheel"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/auth"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/schedules"
 )
 
 // ErrConfig reports a Config that New cannot work with.
@@ -43,12 +59,20 @@ type Config struct {
 	// knows which wheel they are steering; it is not used for Redis.
 	Namespace string
 	Log       *slog.Logger // Redis errors and refused requests; nil: discarded
+	// Schedules are the periodic schedules the schedule pages show; nil:
+	// those pages say there are none to show.
+	Schedules *schedules.Store
+	// Payload reads a task's stored payload, for the request a task's page
+	// shows; nil: the store's own Payload method if it has one (each of
+	// timerd's stores has), else no request is shown.
+	Payload func(ctx context.Context, key string) ([]byte, error)
 }
 
 // dashboard serves the pages; its fields are set by New and read only.
 type dashboard struct {
 	Config
 	pages pages
+	now   func() time.Time // the clock of relative times and schedules' next runs
 }
 
 // New returns the handler of every path under /ui/ (full paths: mount it at
@@ -68,7 +92,14 @@ func New(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &dashboard{Config: cfg, pages: p}
+	if cfg.Payload == nil {
+		if st, ok := cfg.Queue.Store().(interface {
+			Payload(ctx context.Context, key string) ([]byte, error)
+		}); ok {
+			cfg.Payload = st.Payload
+		}
+	}
+	d := &dashboard{Config: cfg, pages: p, now: time.Now}
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /ui/login", d.loginForm)
@@ -80,7 +111,17 @@ func New(cfg Config) (http.Handler, error) {
 	mux.Handle("GET /ui/dead", d.loggedIn(http.HandlerFunc(d.dead)))
 	mux.Handle("GET /ui/task", d.loggedIn(http.HandlerFunc(d.task)))
 	mux.Handle("POST /ui/requeue", d.loggedIn(http.HandlerFunc(d.requeue)))
+	mux.Handle("GET /ui/cancel", d.loggedIn(http.HandlerFunc(d.cancelForm)))
 	mux.Handle("POST /ui/cancel", d.loggedIn(http.HandlerFunc(d.cancel)))
+	mux.Handle("GET /ui/pause", d.loggedIn(http.HandlerFunc(d.pauseForm)))
+	mux.Handle("POST /ui/pause", d.loggedIn(http.HandlerFunc(d.pause)))
+	mux.Handle("GET /ui/resume", d.loggedIn(http.HandlerFunc(d.resumeForm)))
+	mux.Handle("POST /ui/resume", d.loggedIn(http.HandlerFunc(d.resume)))
+	mux.Handle("GET /ui/dead/{op}", d.loggedIn(http.HandlerFunc(d.bulkForm)))
+	mux.Handle("POST /ui/dead/{op}", d.loggedIn(http.HandlerFunc(d.bulk)))
+	mux.Handle("GET /ui/schedules", d.loggedIn(http.HandlerFunc(d.schedules)))
+	mux.Handle("GET /ui/schedule", d.loggedIn(http.HandlerFunc(d.schedule)))
+	mux.Handle("POST /ui/prefs", d.loggedIn(http.HandlerFunc(d.setPrefs)))
 	mux.Handle("/ui/", d.loggedIn(http.HandlerFunc(d.notFound)))
 	mux.Handle("GET /ui", http.RedirectHandler("/ui/", http.StatusMovedPermanently))
 	// sameOrigin before anything else, so that a cross-site POST learns

@@ -47,7 +47,7 @@ func TestDeadSetRequeueAndCancel(t *testing.T) {
 			t.Errorf("d1 still listed in the dead set after Requeue")
 		}
 
-		r = post(t, h, "/ui/cancel", url.Values{"key": {"d2"}, "from": {"dead"}}, true, nil)
+		r = post(t, h, "/ui/cancel", url.Values{"key": {"d2"}, "from": {"dead"}, "confirm": {"yes"}}, true, nil)
 		checkRedirect(t, r, "/ui/dead?done=cancelled&key=d2")
 		if info, err := q.Get(ctx, "d2"); err != nil || info.State != rediswheel.StateCancelled {
 			t.Fatalf("d2 after Cancel: %+v, %v; want cancelled (retained)", info, err)
@@ -59,7 +59,7 @@ func TestDeadSetRequeueAndCancel(t *testing.T) {
 		if got := cellsByID(get(t, h, "/ui/dead?done=not_dead&key=d1", true).body)["outcome"]; !strings.Contains(got, "nothing requeued") {
 			t.Errorf("outcome of a second requeue: %q", got)
 		}
-		r = post(t, h, "/ui/cancel", url.Values{"key": {"never-added"}, "from": {"dead"}}, true, nil)
+		r = post(t, h, "/ui/cancel", url.Values{"key": {"never-added"}, "from": {"dead"}, "confirm": {"yes"}}, true, nil)
 		checkRedirect(t, r, "/ui/dead?done=not_found&key=never-added")
 
 		// From the task page, back to the task page.

@@ -24,7 +24,9 @@ func TestSecurityHeaders(t *testing.T) {
 		"404":                get(t, h, "/ui/task?key=nope", true),
 		"cross-origin POST":  post(t, h, "/ui/cancel", url.Values{"key": {"k"}}, true, map[string]string{"Origin": "http://evil.test"}),
 		"wrong token":        post(t, h, "/ui/login", url.Values{"token": {"x"}}, false, nil),
-		"action redirecting": post(t, h, "/ui/cancel", url.Values{"key": {"k"}, "from": {"dead"}}, true, nil),
+		"action redirecting": post(t, h, "/ui/cancel", url.Values{"key": {"k"}, "from": {"dead"}, "confirm": {"yes"}}, true, nil),
+		"confirmation page":  get(t, h, "/ui/pause", true),
+		"schedules":          get(t, h, "/ui/schedules", true),
 	}
 	styleRE := regexp.MustCompile(`(?s)<style>(.*?)</style>`)
 	for name, r := range responses {

@@ -7,8 +7,9 @@ import (
 )
 
 type overviewData struct {
-	Stats  rediswheel.Stats
-	States []rediswheel.State
+	Stats   rediswheel.Stats
+	States  []rediswheel.State
+	Outcome *outcome // of Pause or Resume
 }
 
 // overview shows rediswheel's Stats as they are: per shard and in total, the
@@ -28,5 +29,5 @@ func (d *dashboard) overview(w http.ResponseWriter, r *http.Request) {
 		d.failRedis(w, r, "Stats", err)
 		return
 	}
-	d.render(w, r, http.StatusOK, "overview", "Overview", overviewData{Stats: st, States: states})
+	d.render(w, r, http.StatusOK, "overview", "Overview", overviewData{Stats: st, States: states, Outcome: outcomeOf(r)})
 }

@@ -7,6 +7,8 @@ import (
 	"html/template"
 	"net/http"
 	"time"
+
+	"github.com/go-timingwheel/timingwheel/rediswheel"
 )
 
 //go:embed templates/*.html
@@ -19,16 +21,26 @@ var templateFS embed.FS
 var style string
 
 // pageNames are the templates under templates/, each a "content" block that
-// layout.html wraps.
-var pageNames = []string{"login", "logout", "overview", "tasks", "dead", "task", "error"}
+// layout.html wraps; parts.html holds the blocks several pages share.
+var pageNames = []string{"login", "logout", "overview", "tasks", "dead", "task", "error",
+	"confirm", "schedules", "schedule"}
 
-// pages holds each page's template set: layout.html and the page.
+// refreshing are the pages that reload themselves (a meta refresh, no
+// script) while the operator has auto-refresh on: the ones that watch
+// numbers move. A task's page and the forms do not, so that a reload never
+// loses what is being read or typed.
+var refreshing = map[string]bool{"overview": true, "tasks": true, "dead": true, "schedules": true, "schedule": true}
+
+// pages holds each page's template set: layout.html, parts.html and the
+// page, parsed once and never executed: render clones it, so that each page
+// gets the formatting funcs of its request (its zone and its now).
 type pages map[string]*template.Template
 
 func parsePages() (pages, error) {
 	p := pages{}
 	for _, name := range pageNames {
-		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
+		t, err := template.New(name).Funcs(formatting(time.UTC, time.Time{}, 0)).ParseFS(templateFS,
+			"templates/layout.html", "templates/parts.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("dashboard: template %s: %w", name, err)
 		}
@@ -37,26 +49,45 @@ func parsePages() (pages, error) {
 	return p, nil
 }
 
-// funcs are the templates' formatting helpers. Times are by the Redis clock,
-// shown in UTC to the millisecond as rediswheel keeps them.
-var funcs = template.FuncMap{
-	"when": func(t time.Time) string {
-		if t.IsZero() {
-			return "—"
-		}
-		return t.UTC().Format("2006-01-02 15:04:05.000Z")
-	},
-	"dur":  func(d time.Duration) string { return d.Round(time.Millisecond).String() },
-	"slug": stateSlug,
+// formatting returns the templates' formatting helpers for one page: times
+// in loc, to the millisecond, with how far they are from now (the
+// dashboard's clock, not the store's: the two may differ by their skew);
+// attempts as n/max, maxAttempts being the Queue's for a task without its
+// own.
+func formatting(loc *time.Location, now time.Time, maxAttempts int) template.FuncMap {
+	return template.FuncMap{
+		"when": func(t time.Time) string {
+			if t.IsZero() {
+				return "—"
+			}
+			return t.In(loc).Format("2006-01-02 15:04:05.000Z07:00") + ", " + relative(t, now)
+		},
+		"dur":   func(d time.Duration) string { return d.Round(time.Millisecond).String() },
+		"slug":  stateSlug,
+		"kinds": func() []kindName { return kindNames },
+		"one":   func(r schedRun) []schedRun { return []schedRun{r} },
+		"attempts": func(info rediswheel.TaskInfo) string {
+			m := info.MaxAttempts
+			if m == 0 {
+				m = maxAttempts
+			}
+			return fmt.Sprintf("%d/%d", info.Attempts, m)
+		},
+	}
 }
 
 // page is what layout.html renders around every page's content.
 type page struct {
 	Title     string
 	Namespace string
-	Nav       bool // show the navigation and search: r is Valid
+	Nav       bool // show the navigation, search and preferences: r is Valid
 	Logout    bool // show the logout button: Nav, and there is a token
 	Style     template.CSS
+	Prefs     prefs
+	Back      string // this page's path and query, for the preference forms
+	Refresh   bool   // this page reloads itself (refreshing, and Prefs.Refresh)
+	CanReload bool   // this page is one of refreshing: show the toggle
+	Zones     []string
 	Body      any // the page's own data
 }
 
@@ -65,10 +96,16 @@ type page struct {
 func (d *dashboard) render(w http.ResponseWriter, r *http.Request, status int, name, title string, body any) {
 	var b bytes.Buffer
 	valid := d.Auth.Valid(r)
-	err := d.pages[name].ExecuteTemplate(&b, "layout", page{
-		Title: title, Namespace: d.Namespace, Nav: valid, Logout: valid && !d.Auth.Open(),
-		Style: template.CSS(style), Body: body,
-	})
+	pr := prefsOf(r)
+	t, err := d.pages[name].Clone()
+	if err == nil {
+		t.Funcs(formatting(pr.loc, d.now(), d.Queue.Options().MaxAttempts))
+		err = t.ExecuteTemplate(&b, "layout", page{
+			Title: title, Namespace: d.Namespace, Nav: valid, Logout: valid && !d.Auth.Open(),
+			Style: template.CSS(style), Prefs: pr, Back: backOf(r), Refresh: refreshing[name] && pr.Refresh,
+			CanReload: refreshing[name], Zones: zones, Body: body,
+		})
+	}
 	if err != nil {
 		d.Log.Error("dashboard: template", "page", name, "err", err)
 		http.Error(w, "dashboard: template failed; see the log", http.StatusInternalServerError)

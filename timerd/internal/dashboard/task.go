@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/go-timingwheel/timingwheel/rediswheel"
 )
@@ -13,6 +14,10 @@ type taskData struct {
 	Outcome *outcome
 	// CanCancel and CanRequeue say which buttons the task's state allows.
 	CanCancel, CanRequeue bool
+	Request               request // what it sends: request.go
+	// Detached: in flight with its lease past any heartbeat's reach (now +
+	// Lease): its callback answered 202 and it waits for /complete or /fail.
+	Detached bool
 }
 
 // task shows one task (Queue.Get): its state, times, attempts, last error,
@@ -43,8 +48,15 @@ func (d *dashboard) task(w http.ResponseWriter, r *http.Request) {
 	}
 	pending := info.State == rediswheel.StateScheduled || info.State == rediswheel.StateRetrying ||
 		info.State == rediswheel.StateInFlight
+	req, err := d.requestOf(r.Context(), key, info.State)
+	if err != nil {
+		d.failRedis(w, r, "Payload", err)
+		return
+	}
 	d.render(w, r, http.StatusOK, "task", "Task", taskData{
 		Info: info, Outcome: outcomeOf(r),
 		CanCancel: pending || info.State == rediswheel.StateDead, CanRequeue: info.State == rediswheel.StateDead,
+		Request:  req,
+		Detached: info.State == rediswheel.StateInFlight && time.Until(info.Due) > d.Queue.Options().Lease,
 	})
 }

@@ -35,7 +35,8 @@ func TestTaskPage(t *testing.T) {
 		t.Fatalf("Get's history %+v, want one delivery", info.History)
 	}
 	d := info.History[0]
-	row := fmt.Sprintf("<td class=\"n\">1</td>\n<td><code>%s</code></td>\n<td>%s</td>", d.Worker, d.Start.UTC().Format("2006-01-02 15:04:05.000Z"))
+	// Times in UTC by default, then how long ago (relative to the test's clock).
+	row := fmt.Sprintf("<td class=\"n\">1</td>\n<td><code>%s</code></td>\n<td>%s, ", d.Worker, d.Start.UTC().Format("2006-01-02 15:04:05.000Z"))
 	if !strings.Contains(r.body, row) || !strings.Contains(r.body, "<td>dead</td>") {
 		t.Errorf("delivery log lacks %q and the outcome dead: %s", row, r.body)
 	}
@@ -90,7 +91,7 @@ func TestTaskListPages(t *testing.T) {
 		}
 		path = ""
 		if m := nextRE.FindStringSubmatch(r.body); m != nil {
-			path = "/ui/tasks" + html.UnescapeString(m[1])
+			path = html.UnescapeString(m[1])
 		}
 	}
 	if len(seen) != pageSize+10 {
@@ -115,5 +116,5 @@ func TestTaskListPages(t *testing.T) {
 	}
 }
 
-// nextRE finds a list page's next link (relative: "?state=...&amp;cursor=...").
+// nextRE finds a list page's next link ("/ui/tasks?...&amp;cursor=...").
 var nextRE = regexp.MustCompile(`<a id="next" href="([^"]*)"`)

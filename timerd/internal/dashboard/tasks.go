@@ -19,6 +19,26 @@ type listData struct {
 	Cursor  string // of this page; "" for the first
 	Next    string // of the next page; "" at the end
 	Outcome *outcome
+	// Filter is the tasks list's (filter.go); the dead set's matches all.
+	Filter filter
+	// Scanned counts the tasks read for a filtered page; Stopped says the
+	// scan ended at maxScan, not at a full page or the list's end.
+	Scanned int
+	Stopped bool
+	MaxScan int
+}
+
+// Link is the list's URL for state (the tasks page's, with this page's
+// filters) from cursor.
+func (l listData) Link(state rediswheel.State, cursor string) string {
+	return "/ui/tasks" + l.Filter.query(state, cursor)
+}
+
+// KindLink is this list's URL, first page, showing kind.
+func (l listData) KindLink(kind string) string {
+	f := l.Filter
+	f.Kind = kind
+	return "/ui/tasks" + f.query(l.State, "")
 }
 
 // tasks lists one state's tasks (Queue.List), earliest first, a page at a
@@ -34,18 +54,29 @@ func (d *dashboard) tasks(w http.ResponseWriter, r *http.Request) {
 		d.fail(w, r, http.StatusBadRequest, "No state "+slug+": the states are scheduled, retrying, in_flight, dead, done and cancelled.")
 		return
 	}
-	d.list(w, r, "tasks", state)
+	f, ok := filterOf(r.URL.Query())
+	if !ok {
+		d.fail(w, r, http.StatusBadRequest, "Bad filter: kind is oneoff, schedule or all; prefix and error are at most 1024 bytes.")
+		return
+	}
+	d.list(w, r, "tasks", state, f)
 }
 
 // dead lists the dead set, a page at a time, with a Requeue and a Cancel
 // button per task, and the outcome of the last one pressed.
 func (d *dashboard) dead(w http.ResponseWriter, r *http.Request) {
-	d.list(w, r, "dead", rediswheel.StateDead)
+	d.list(w, r, "dead", rediswheel.StateDead, filter{Kind: kindAll})
 }
 
-func (d *dashboard) list(w http.ResponseWriter, r *http.Request, name string, state rediswheel.State) {
+func (d *dashboard) list(w http.ResponseWriter, r *http.Request, name string, state rediswheel.State, f filter) {
 	cursor := r.URL.Query().Get("cursor")
-	tasks, next, err := d.Queue.List(r.Context(), state, cursor, pageSize)
+	var s scanned
+	var err error
+	if f.everything() {
+		s.tasks, s.next, err = d.Queue.List(r.Context(), state, cursor, pageSize)
+	} else {
+		s, err = d.scan(r.Context(), state, cursor, f)
+	}
 	switch {
 	case errors.Is(err, rediswheel.ErrCursor):
 		d.fail(w, r, http.StatusBadRequest, "This page's cursor is not one the dashboard made: start from the first page.")
@@ -59,6 +90,7 @@ func (d *dashboard) list(w http.ResponseWriter, r *http.Request, name string, st
 		title = "Dead set"
 	}
 	d.render(w, r, http.StatusOK, name, title, listData{
-		State: state, States: states, Tasks: tasks, Cursor: cursor, Next: next, Outcome: outcomeOf(r),
+		State: state, States: states, Tasks: s.tasks, Cursor: cursor, Next: s.next, Outcome: outcomeOf(r),
+		Filter: f, Scanned: s.scanned, Stopped: s.next != "" && len(s.tasks) < pageSize, MaxScan: maxScan,
 	})
 }

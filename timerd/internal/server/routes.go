@@ -47,7 +47,7 @@ func (s *Server) routes(reg *prometheus.Registry) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	dash, err := newDashboard(dashboard.Config{Queue: s.queue, Auth: checker, Namespace: s.cfg.Namespace, Log: s.log})
+	dash, err := newDashboard(dashboard.Config{Queue: s.queue, Auth: checker, Namespace: s.cfg.Namespace, Log: s.log, Schedules: s.schedules, Payload: cfg.Payload})
 	if err != nil {
 		return nil, err
 	}
