@@ -41,6 +41,10 @@ func Run(t *testing.T, open func(t *testing.T) durable.Store) {
 		{"LostClaimReplyCountsNoAttempt", testLostClaimReplyCountsNoAttempt},
 		{"RescheduleAndReplace", testRescheduleAndReplace},
 		{"ListAndStats", testListAndStats},
+		{"ResultIsKept", testResultIsKept},
+		{"ResultIsTruncated", testResultIsTruncated},
+		{"LastErrorClearedOnSuccess", testLastErrorClearedOnSuccess},
+		{"StatsCountStates", testStatsCountStates},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.test(t, open) })
 	}
@@ -123,7 +127,7 @@ func totals(t *testing.T, q *durable.Queue) durable.ShardStats {
 		t.Fatalf("Stats: %v", err)
 	}
 	s := st.Total
-	s.Shard, s.OldestDue, s.Paused = 0, 0, false
+	s.Shard, s.OldestDue, s.Paused, s.States = 0, 0, false, durable.StateCounts{} // StatsCountStates checks States
 	return s
 }
 
