@@ -67,6 +67,9 @@ func testStatsCountStates(t *testing.T, open func(t *testing.T) durable.Store) {
 	if err := q.Resume(ctx); err != nil {
 		t.Fatal(err)
 	}
+	if ok, err := q.Reschedule(ctx, "expired", later); err != nil || !ok { // out of the next claim's way
+		t.Fatalf("Reschedule: %v, %v", ok, err)
+	}
 	// Released on its first delivery: scheduled again.
 	settle("released", durable.Outcome{Kind: durable.OutcomeRelease})
 	checkStates(t, q, durable.StateCounts{Scheduled: 2, Retrying: 3, InFlight: 1, Dead: 1, Done: 1, Cancelled: 1})
@@ -84,7 +87,7 @@ func testStatsCountStates(t *testing.T, open func(t *testing.T) durable.Store) {
 			t.Fatalf("Cancel %s: %v, %v", k, ok, err)
 		}
 	}
-	if ok, err := q.Reschedule(ctx, "expired", later); err != nil || !ok { // still retrying
+	if ok, err := q.Reschedule(ctx, "expired", later.Add(time.Minute)); err != nil || !ok { // still retrying
 		t.Fatalf("Reschedule: %v, %v", ok, err)
 	}
 	checkStates(t, q, durable.StateCounts{Scheduled: 4, Retrying: 2, InFlight: 1, Cancelled: 1})
