@@ -20,6 +20,8 @@ type (
 	DeadTask        = durable.DeadTask
 	Stats           = durable.Stats
 	ShardStats      = durable.ShardStats
+	StateCounts     = durable.StateCounts
+	Result          = durable.Result
 	Mux             = durable.Mux
 	Schedule        = durable.Schedule
 	ScheduleFunc    = durable.ScheduleFunc
