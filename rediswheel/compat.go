@@ -107,6 +107,7 @@ var (
 	Every              = durable.Every
 	Permanent          = durable.Permanent
 	IsPermanent        = durable.IsPermanent
+	SetResult          = durable.SetResult
 	RetryAfter         = durable.RetryAfter
 	RetryAfterError    = durable.RetryAfterError
 	DefaultBackoff     = durable.DefaultBackoff

@@ -46,8 +46,9 @@ var funcs = template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04:05.000Z")
 	},
-	"dur":  func(d time.Duration) string { return d.Round(time.Millisecond).String() },
-	"slug": stateSlug,
+	"dur":          func(d time.Duration) string { return d.Round(time.Millisecond).String() },
+	"slug":         stateSlug,
+	"responseText": responseText,
 }
 
 // page is what layout.html renders around every page's content.
