@@ -103,9 +103,13 @@ for g = 0, groups - 1 do
       -- count() (inline here): scheduled is neither retrying nor cancelled.
       local f = redis.call('HMGET', ctl, 'a|' .. k, 'e|' .. k, 'f|' .. k)
       if redis.call('ZREM', kept, k) == 1 then -- a retained task too: its retention ends here
-        if f[3] and string.sub(f[3], 1, 10) == 'cancelled|' then redis.call('HINCRBY', ctl, '#cancelled', -1) end
+        if f[3] and string.sub(f[3], 1, 10) == 'cancelled|' and redis.call('HINCRBY', ctl, '#cancelled', -1) == 0 then
+          redis.call('HDEL', ctl, '#cancelled')
+        end
       elseif redis.call('ZREM', dead, k) == 0 and (tonumber(f[1] or '0') > 0 or (f[2] or '') ~= '') then
-        redis.call('HINCRBY', ctl, '#retrying', -1) -- it was retrying in due
+        if redis.call('HINCRBY', ctl, '#retrying', -1) == 0 then -- it was retrying in due
+          redis.call('HDEL', ctl, '#retrying')
+        end
       end
       redis.call('HDEL', ctl, 'a|' .. k, 't|' .. k, 'x|' .. k, 'e|' .. k,
         'c|' .. k, 'h|' .. k, 'u|' .. k, 'r|' .. k, 'f|' .. k)

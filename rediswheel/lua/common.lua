@@ -37,9 +37,10 @@ local task_fields = {'a|', 't|', 'x|', 'e|', 'm|', 'c|', 'h|', 'f|', 'r|', 'u|'}
 -- kept that finished cancelled (f| "cancelled|..."). Each script that moves
 -- a task into or out of due or kept, or changes a| or e| of a task in due,
 -- keeps them (add.lua inline); a state's other count is its set's ZCARD
--- minus these.
+-- minus these. A count back at 0 is deleted, so an empty shard leaves no
+-- field behind but #token.
 local function count(field, n)
-  if n ~= 0 then redis.call('HINCRBY', ctl, field, n) end
+  if n ~= 0 and redis.call('HINCRBY', ctl, field, n) == 0 then redis.call('HDEL', ctl, field) end
 end
 
 -- retrying reports whether a task in due with attempts a and last error e
