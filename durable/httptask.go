@@ -59,7 +59,8 @@ const (
 	defaultMaxRedirects = 3
 	// maxResponseRead bounds how much of a response body is read (and so drained for connection
 	// reuse); maxErrorSnippet bounds how much of it goes into an error, and so into the dead set.
-	maxResponseRead = 64 << 10
+	// One byte past MaxResultBody, so that SetResult sees a longer body as truncated.
+	maxResponseRead = MaxResultBody + 1
 	maxErrorSnippet = 256
 )
 
@@ -252,8 +253,10 @@ type httpHandler struct {
 // so an operator should fix it rather than have it retried; and following it could hand the body to
 // another party, or turn a POST into a GET that answers 200 without the callback having happened.
 //
-// The response body is read up to 64 KiB, so the connection can be reused; the first 256 bytes of
-// a non-2xx response go into the error, and so into the dead set. Errors name the task URL: do not
+// The response body is read up to 64 KiB (MaxResultBody), so the connection can be reused; the
+// status code and that body are the delivery's Result (SetResult), on success and failure alike,
+// with Truncated set for a longer body; the first 256 bytes of a non-2xx response go into the
+// error, and so into the dead set. Errors name the task URL: do not
 // put secrets in URLs.
 func HTTPHandler(client *http.Client, opts ...HTTPOption) Handler {
 	h := &httpHandler{defaultTimeout: DefaultHTTPTimeout, maxRedirects: defaultMaxRedirects}
@@ -327,8 +330,9 @@ func (h *httpHandler) handle(ctx context.Context, task Task) error {
 	}
 	defer resp.Body.Close()
 	read, readErr := io.ReadAll(io.LimitReader(resp.Body, maxResponseRead))
-
 	code := resp.StatusCode
+	SetResult(ctx, Result{Code: code, Body: read}) // cut to MaxResultBody, Truncated if longer
+
 	if 200 <= code && code <= 299 {
 		// The callback happened; a body cut short by the timeout does not undo that.
 		return accepted(t, code)

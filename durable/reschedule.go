@@ -9,9 +9,10 @@ import (
 // Reschedule moves the scheduled or retrying task under key to be delivered
 // once the store's clock reaches at, rounded up to the millisecond (a past at is
 // due at once), and reports whether it did. The payload is not sent again;
-// attempts and last error stay as they are; Get reports at as the new
-// OriginalDue, and so do later deliveries' Task.OriginalDue. An earlier time
-// wakes this Queue's idle Runs, as Add does.
+// attempts, last error and the original due time (TaskInfo.OriginalDue,
+// Task.OriginalDue: the time Add or Replace gave) stay as they are; Get
+// reports at as Due. An earlier time wakes this Queue's idle Runs, as Add
+// does.
 //
 // It returns false, changing nothing, for a key that is absent, dead (see
 // Requeue) or finished and retained; for a task in flight it returns false

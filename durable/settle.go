@@ -4,10 +4,11 @@ import "context"
 
 // An outcome is a finished delivery on its way to the store.
 type outcome struct {
-	d     *delivery
-	kind  OutcomeKind
-	delay int64  // retry delay, ms
-	err   string // the handler's error, stored as the task's last error
+	d      *delivery
+	kind   OutcomeKind
+	delay  int64  // retry delay, ms
+	err    string // the handler's error, stored as the task's last error
+	result Result // what the handler gave SetResult
 }
 
 // MaxPostponements bounds the RetryAfter postponements of one task (counted
@@ -70,7 +71,7 @@ func (r *runner) settleLoop() {
 func (q *Queue) settle(ctx context.Context, partition int, os []outcome) (Settled, error) {
 	out := make([]Outcome, len(os))
 	for i, o := range os {
-		out[i] = Outcome{Key: o.d.task.Key, Token: o.d.token, Kind: o.kind, Delay: o.delay, Err: o.err}
+		out[i] = Outcome{Key: o.d.task.Key, Token: o.d.token, Kind: o.kind, Delay: o.delay, Err: o.err, Result: o.result}
 	}
 	s, err := q.store.Settle(ctx, partition, q.limits, out)
 	if err != nil {

@@ -52,12 +52,14 @@ type TaskInfo struct {
 	// Due is the next delivery's time for a scheduled or retrying task and
 	// the lease's end for a task in flight; zero otherwise.
 	Due time.Time
-	// OriginalDue is the due time given by Add, Replace or Reschedule.
+	// OriginalDue is the due time given by Add or Replace; Reschedule
+	// leaves it, so it tells how far the task was moved.
 	OriginalDue time.Time
 	// Attempts counts deliveries so far, the one in flight included.
 	Attempts int
 	// LastError is the last failure's text ("lease expired" when a worker
-	// vanished), kept until the task succeeds or is replaced.
+	// vanished), kept until the task succeeds (done: cleared; History keeps
+	// each attempt's error) or is replaced. A cancelled task keeps it.
 	LastError string
 	// PayloadSize is the payload's length in bytes, as added.
 	PayloadSize int
@@ -85,6 +87,10 @@ type Delivery struct {
 	// the handler's result made of it), cancelled, or lease expired.
 	Outcome string
 	Error   string // the handler's error, cut at 256 bytes
+	// Result is what the delivery produced (see Result and SetResult): for
+	// an HTTP task, the callback's status code and the first MaxResultBody
+	// bytes of its response body. Zero when it produced none.
+	Result Result
 }
 
 // Errors of Get, List and Reschedule, for errors.Is.

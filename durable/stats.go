@@ -8,6 +8,11 @@ import (
 // ShardStats is a snapshot of one shard (a store's partition), taken
 // atomically by the store's clock,
 // or, as Stats.Total, the sum of all of them.
+//
+// States counts the tasks by State, as Get and List tell them. The fields
+// before it count by place, for the lateness: Due and Scheduled split the
+// scheduled and retrying tasks by whether they are due yet (so Scheduled is
+// not States.Scheduled), and Retained is States.Done plus States.Cancelled.
 type ShardStats struct {
 	Shard     int   // -1 in Stats.Total
 	Due       int64 // due now and waiting for a worker
@@ -15,6 +20,9 @@ type ShardStats struct {
 	InFlight  int64 // claimed, with a handler running (or a worker that died)
 	Dead      int64
 	Retained  int64 // finished (done or cancelled) and kept for Options.Retention
+	// States counts the tasks per State (each store's Stats says how it
+	// keeps the counts bounded work).
+	States StateCounts
 	// OldestDue is how long the oldest due task has waited past its due time:
 	// the lateness a new task would see. Zero when nothing is due. In
 	// Stats.Total, the largest of the shards'.
@@ -22,6 +30,39 @@ type ShardStats struct {
 	// Paused: Pause has stopped claims on this shard (in Stats.Total: on any
 	// shard).
 	Paused bool
+}
+
+// StateCounts counts tasks per State: each task in exactly one.
+type StateCounts struct {
+	Scheduled, Retrying, InFlight, Dead, Done, Cancelled int64
+}
+
+// Of returns the count of state s, 0 for an unknown state.
+func (c StateCounts) Of(s State) int64 {
+	switch s {
+	case StateScheduled:
+		return c.Scheduled
+	case StateRetrying:
+		return c.Retrying
+	case StateInFlight:
+		return c.InFlight
+	case StateDead:
+		return c.Dead
+	case StateDone:
+		return c.Done
+	case StateCancelled:
+		return c.Cancelled
+	}
+	return 0
+}
+
+func (c *StateCounts) add(o StateCounts) {
+	c.Scheduled += o.Scheduled
+	c.Retrying += o.Retrying
+	c.InFlight += o.InFlight
+	c.Dead += o.Dead
+	c.Done += o.Done
+	c.Cancelled += o.Cancelled
 }
 
 // Stats is a snapshot of a namespace.
@@ -50,6 +91,7 @@ func (q *Queue) Stats(ctx context.Context) (Stats, error) {
 		t.InFlight += s.InFlight
 		t.Dead += s.Dead
 		t.Retained += s.Retained
+		t.States.add(s.States)
 		t.OldestDue = max(t.OldestDue, s.OldestDue)
 		t.Paused = t.Paused || s.Paused
 	}

@@ -86,7 +86,11 @@ type Store interface {
 	Extend(ctx context.Context, partition int, lease time.Duration, leases []Lease) ([]ExtendCode, error)
 
 	// Settle applies each outcome whose Token is current, as its Kind says
-	// (see OutcomeKind), and returns one SettleCode per outcome, in order:
+	// (see OutcomeKind), and returns one SettleCode per outcome, in order.
+	// It appends each settled delivery, with its Err (cut) and Result, to the
+	// task's history (a done one only with retention). A done task's last
+	// error is cleared: it succeeded, and its history keeps every attempt's
+	// error. Then:
 	// a task cancelled while in flight is finished as cancelled whatever the
 	// outcome; a retry of a task out of attempts (its Policy's MaxAttempts,
 	// else lim.MaxAttempts) goes to the dead set; a later past
@@ -105,9 +109,9 @@ type Store interface {
 	// ExtendCancelled. Found is false if the key is in no state.
 	Cancel(ctx context.Context, key string, retention time.Duration, maxRetained int) (CancelResult, error)
 
-	// Reschedule moves a scheduled or retrying task to be due at at, which
-	// also becomes its original due time; attempts, last error and payload
-	// stay.
+	// Reschedule moves a scheduled or retrying task to be due at at;
+	// attempts, last error, payload and original due time stay (only Add and
+	// Replace set the original due time).
 	Reschedule(ctx context.Context, key string, at int64) (RescheduleResult, error)
 
 	// Requeue moves a dead task back to due now, attempts and postponements
@@ -239,8 +243,8 @@ type ClaimedTask struct {
 	Payload []byte
 	Attempt int
 	Due     int64 // Unix ms; at or before Claimed.Now
-	// OriginalDue is the due time of Add, Replace or Reschedule (Due if the
-	// store does not know it).
+	// OriginalDue is the due time Add or Replace gave the task (Due if the
+	// store does not know it); Reschedule leaves it.
 	OriginalDue int64
 	Token       string // fencing token of this delivery
 	Policy      Policy
@@ -267,6 +271,10 @@ type Outcome struct {
 	Kind       OutcomeKind
 	Delay      int64  // retry delay, ms (OutcomeRetry, OutcomeLater)
 	Err        string // the handler's error, stored as the task's last error
+	// Result is what the delivery produced (SetResult), at most
+	// MaxResultBody bytes of body: the store keeps it in the delivery's
+	// history entry, whatever the Kind (Delivery.Result).
+	Result Result
 }
 
 // OutcomeKind names what Store.Settle does with a finished delivery; the

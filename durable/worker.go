@@ -50,9 +50,9 @@ type Task struct {
 	// millisecond: the task's time, or the retry time after a failure. The
 	// delivery never starts before it.
 	Due time.Time
-	// OriginalDue is the due time the task was given by Add, Replace or
-	// Reschedule. It differs from Due after a retry, a RetryAfter or a lost
-	// lease.
+	// OriginalDue is the due time the task was given by Add or Replace. It
+	// differs from Due after a retry, a RetryAfter, a lost lease or a
+	// Reschedule.
 	OriginalDue time.Time
 	// Type is the task's type, set with TaskType when it was added ("" if
 	// none). A Mux routes on it.
@@ -211,6 +211,8 @@ type delivery struct {
 	// settling is set by whichever of the handler's return and its timeout
 	// comes first: that one alone sends the delivery's outcome.
 	settling atomic.Bool
+	// result is what the handler gave SetResult, through ctx.
+	result resultSlot
 }
 
 // poll claims and starts due tasks until ctx ends, or until a claim fails in
@@ -367,7 +369,8 @@ func (r *runner) start(d *delivery) {
 
 // lease makes d's handler context and has heartbeat extend its lease.
 func (r *runner) lease(d *delivery) {
-	d.ctx, d.cancel = context.WithCancelCause(r.work)
+	ctx, cancel := context.WithCancelCause(r.work)
+	d.ctx, d.cancel = withResultSlot(ctx, &d.result), cancel
 	r.mu.Lock()
 	r.leases[d] = struct{}{}
 	r.mu.Unlock()
@@ -394,7 +397,7 @@ func (r *runner) call(ctx context.Context, t Task) (err error) {
 // The task's own policy (TaskMaxAttempts, TaskBackoff) replaces the Queue's
 // where it is set.
 func (r *runner) outcomeOf(d *delivery, err error) outcome {
-	o := outcome{d: d}
+	o := outcome{d: d, result: d.result.take()}
 	after, later := retryAfterOf(err)
 	switch {
 	case err == nil:

@@ -172,7 +172,7 @@ func (s *Store) reap(ctx context.Context, tx pgx.Tx, c clock, p claimParams) (in
 	var b pgx.Batch
 	buried := 0
 	for _, e := range exp {
-		s.remember(&b, e.key, e.d, c.now, "lease expired", "", p.HistoryLen)
+		s.remember(&b, e.key, e.d, c.now, "lease expired", "", durable.Result{}, p.HistoryLen)
 		if e.cancelled {
 			s.retire(&b, e.key, "cancelled", c, millisCeil(p.Retention))
 			continue

@@ -43,7 +43,8 @@
 // migrations are migrations/NNNN_*.sql, embedded, applied in one
 // transaction under an advisory lock, each recorded in pgwheel_schema
 // (version, applied). Version 1 (migrations/0001_init.sql documents every
-// column):
+// column; version 2, 0002_results_and_state_counts.sql, adds each delivery's
+// result to pgwheel_delivery and two partial indexes for Stats):
 //
 //	table             key                      holds
 //	pgwheel_task      (namespace, key)         every task in any state: payload, policy, attempts,

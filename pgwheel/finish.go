@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/go-timingwheel/timingwheel/durable"
+
 	"github.com/jackc/pgx/v5"
 )
 
@@ -44,19 +46,28 @@ type delivering struct {
 // last error is the task's last_error).
 const maxHistoryError = 256
 
-// remember appends one delivery to the task's execution log, then forgets
-// all but the newest keep entries. With keep <= 0, or no current delivery,
-// it logs nothing.
-func (s *Store) remember(b *pgx.Batch, key string, d delivering, finish time.Time, outcome, errText string, keep int) {
+// remember appends one delivery, with its result, to the task's execution
+// log, then forgets all but the newest keep entries. With keep <= 0, or no
+// current delivery, it logs nothing. The result's body is cut to
+// durable.MaxResultBody here too, so a Store caller cannot store more than
+// the Queue would.
+func (s *Store) remember(b *pgx.Batch, key string, d delivering, finish time.Time, outcome, errText string, r durable.Result, keep int) {
 	if keep <= 0 || d.attempt < 0 {
 		return
 	}
 	if len(errText) > maxHistoryError {
 		errText = storableText(errText[:maxHistoryError])
 	}
-	b.Queue(`INSERT INTO pgwheel_delivery (namespace, key, attempt, worker, started, finished, outcome, error)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		s.namespace, key, d.attempt, d.worker, d.started, finish, outcome, errText)
+	if len(r.Body) > durable.MaxResultBody {
+		r.Body, r.Truncated = r.Body[:durable.MaxResultBody], true
+	}
+	if r.Body == nil {
+		r.Body = []byte{} // NOT NULL
+	}
+	b.Queue(`INSERT INTO pgwheel_delivery (namespace, key, attempt, worker, started, finished, outcome, error,
+		result_code, result_body, result_truncated)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		s.namespace, key, d.attempt, d.worker, d.started, finish, outcome, errText, r.Code, r.Body, r.Truncated)
 	b.Queue(`DELETE FROM pgwheel_delivery WHERE namespace = $1 AND key = $2 AND id <= (
 		SELECT id FROM pgwheel_delivery WHERE namespace = $1 AND key = $2
 		ORDER BY id DESC OFFSET $3 LIMIT 1)`, s.namespace, key, keep)
@@ -67,15 +78,17 @@ func (s *Store) remember(b *pgx.Batch, key string, d delivering, finish time.Tim
 // retention) with a result row, its attempts, last error, policy and log
 // left for Get, its payload dropped; the row stays, so Add of the key stays
 // a no-op while it is retained. Without retention the row goes, and its log
-// and result with it (ON DELETE CASCADE).
+// and result with it (ON DELETE CASCADE). A task done has no last error: it
+// succeeded, and its log keeps each attempt's error; a cancelled one keeps it.
 func (s *Store) retire(b *pgx.Batch, key, state string, c clock, retainMs int64) {
 	if retainMs <= 0 {
 		b.Queue(`DELETE FROM pgwheel_task WHERE namespace = $1 AND key = $2`, s.namespace, key)
 		return
 	}
 	b.Queue(`UPDATE pgwheel_task SET place = 'kept', at = $3, payload = '', token = NULL,
-		cancel_requested = false, postponements = 0, unconfirmed = 0
-		WHERE namespace = $1 AND key = $2`, s.namespace, key, c.after(retainMs))
+		cancel_requested = false, postponements = 0, unconfirmed = 0,
+		last_error = CASE WHEN $4 = 'done' THEN '' ELSE last_error END
+		WHERE namespace = $1 AND key = $2`, s.namespace, key, c.after(retainMs), state)
 	b.Queue(`INSERT INTO pgwheel_result (namespace, key, state, finished) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (namespace, key) DO UPDATE SET state = EXCLUDED.state, finished = EXCLUDED.finished`,
 		s.namespace, key, state, c.now)

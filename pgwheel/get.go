@@ -100,7 +100,8 @@ func (s *Store) infos(ctx context.Context, tx pgx.Tx, keys []string) ([]durable.
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	rows, err = tx.Query(ctx, `SELECT key, attempt, worker, started, finished, outcome, error
+	rows, err = tx.Query(ctx, `SELECT key, attempt, worker, started, finished, outcome, error,
+		result_code, result_body, result_truncated
 		FROM pgwheel_delivery WHERE namespace = $1 AND key = ANY($2) ORDER BY key, id`, s.namespace, keys)
 	if err != nil {
 		return nil, err
@@ -108,9 +109,13 @@ func (s *Store) infos(ctx context.Context, tx pgx.Tx, keys []string) ([]durable.
 	for rows.Next() {
 		var key string
 		var d durable.Delivery
-		if err := rows.Scan(&key, &d.Attempt, &d.Worker, &d.Start, &d.End, &d.Outcome, &d.Error); err != nil {
+		if err := rows.Scan(&key, &d.Attempt, &d.Worker, &d.Start, &d.End, &d.Outcome, &d.Error,
+			&d.Result.Code, &d.Result.Body, &d.Result.Truncated); err != nil {
 			rows.Close()
 			return nil, err
+		}
+		if len(d.Result.Body) == 0 {
+			d.Result.Body = nil // none, as on every store
 		}
 		d.Start, d.End = d.Start.UTC(), d.End.UTC()
 		if i := byKey[key]; i != nil {

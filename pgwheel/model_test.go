@@ -302,7 +302,7 @@ func (m *model) step(step int) {
 		want := durable.RescheduleMissing
 		if mt := m.tasks[key]; mt != nil && mt.place == "due" {
 			want = durable.RescheduleMoved
-			mt.at, mt.originalDue = exactly(at), at
+			mt.at = exactly(at) // the original due time stays Add's or Replace's
 		} else if mt != nil && mt.place == "lease" {
 			want = durable.RescheduleInFlight
 		}
@@ -412,6 +412,9 @@ func (m *model) retire(key, state string) {
 	mt := m.tasks[key]
 	mt.place, mt.result, mt.finished, mt.at = "kept", state, m.clockAfter(0), m.clockAfter(m.retention)
 	mt.token, mt.cancelReq, mt.postponements = 0, false, 0
+	if state == "done" {
+		mt.lastErr = "" // it succeeded; the log keeps each attempt's error
+	}
 }
 
 // compareGets checks every key's Get against the model, and adopts the

@@ -14,8 +14,8 @@ func (s *Store) Reschedule(ctx context.Context, key string, at int64) (durable.R
 }
 
 // reschedule moves a scheduled or retrying task to at (rounded up to the
-// millisecond), keeping its payload, attempts and last error, and records
-// at as its original due time. An earlier due time wakes idle workers as an
+// millisecond), keeping its payload, attempts, last error and original due
+// time (Add's or Replace's). An earlier due time wakes idle workers as an
 // Add does.
 func (s *Store) reschedule(ctx context.Context, key string, at time.Time) (durable.RescheduleResult, error) {
 	if err := checkKey(key); err != nil {
@@ -30,7 +30,7 @@ func (s *Store) reschedule(ctx context.Context, key string, at time.Time) (durab
 	err := s.pool.QueryRow(ctx, `WITH cur AS (
 		SELECT place FROM pgwheel_task WHERE namespace = $1 AND key = $2),
 	s AS (
-		UPDATE pgwheel_task SET at = $3, original_due = $3
+		UPDATE pgwheel_task SET at = $3
 		WHERE namespace = $1 AND key = $2 AND place = 'due'
 		RETURNING at),`+addNotify+`, (SELECT place FROM cur)`, s.namespace, key, timeCeil(at)).Scan(&due, &notified, &place)
 	if err != nil {

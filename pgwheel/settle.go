@@ -17,7 +17,7 @@ func (s *Store) Settle(ctx context.Context, partition int, lim durable.Limits, o
 	for _, o := range outcomes {
 		if tok, ok := parseToken(o.Token); ok {
 			ss = append(ss, settlement{Key: o.Key, Token: tok, Outcome: o.Kind,
-				Delay: time.Duration(o.Delay) * time.Millisecond, Error: o.Err})
+				Delay: time.Duration(o.Delay) * time.Millisecond, Error: o.Err, Result: o.Result})
 		}
 	}
 	st, err := s.settle(ctx, settleParams{DeadCap: lim.MaxDead, MaxAttempts: lim.MaxAttempts, HistoryLen: lim.HistoryLen,
@@ -42,8 +42,9 @@ type settlement struct {
 	Key     string
 	Token   int64
 	Outcome durable.OutcomeKind
-	Delay   time.Duration // retry and later: from the database clock at Settle, rounded up
-	Error   string        // the handler's error, stored as the task's last error
+	Delay   time.Duration  // retry and later: from the database clock at Settle, rounded up
+	Error   string         // the handler's error, stored as the task's last error
+	Result  durable.Result // what the delivery produced, kept in its log entry
 }
 
 // settleParams are the queue's settings Settle applies.
@@ -179,7 +180,7 @@ func (s *Store) settleOne(ctx context.Context, tx pgx.Tx, c clock, p settleParam
 	// the retry or death it became. Queued first: it reads the delivery
 	// fields the moves below keep.
 	if retainMs > 0 || !finished {
-		s.remember(&b, st.Key, d, c.now, string(outcome), errText, p.HistoryLen)
+		s.remember(&b, st.Key, d, c.now, string(outcome), errText, st.Result, p.HistoryLen)
 	}
 	switch {
 	case finished:

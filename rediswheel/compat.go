@@ -20,6 +20,8 @@ type (
 	DeadTask        = durable.DeadTask
 	Stats           = durable.Stats
 	ShardStats      = durable.ShardStats
+	StateCounts     = durable.StateCounts
+	Result          = durable.Result
 	Mux             = durable.Mux
 	Schedule        = durable.Schedule
 	ScheduleFunc    = durable.ScheduleFunc
@@ -105,6 +107,7 @@ var (
 	Every              = durable.Every
 	Permanent          = durable.Permanent
 	IsPermanent        = durable.IsPermanent
+	SetResult          = durable.SetResult
 	RetryAfter         = durable.RetryAfter
 	RetryAfterError    = durable.RetryAfterError
 	DefaultBackoff     = durable.DefaultBackoff

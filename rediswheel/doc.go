@@ -90,7 +90,8 @@
 //	{ns.i}:kept   ZSET  task key -> ms retention ends   finished tasks kept (Retention), capped at MaxRetained
 //	{ns.i}:body   HASH  task key -> payload             every task's payload ("" once retained)
 //	{ns.i}:ctl    HASH  <letter>|<task key> -> value    per-task fields, below, and the shard's
-//	                                                    #token (fencing counter), #paused (Pause)
+//	                                                    #token (fencing counter), #paused (Pause),
+//	                                                    #retrying and #cancelled (Stats' counts per state)
 //
 // The per-task fields of ctl:
 //
@@ -101,7 +102,8 @@
 //	x|key  cancel requested         e|key  last error
 //	c|key  current delivery, "attempt|start ms|worker id", written by claim
 //	h|key  delivery history, JSON [[attempt, worker, start ms, end ms, outcome, error], ...],
-//	       oldest first, at most HistoryLen
+//	       oldest first, at most HistoryLen; an entry with a result has a 7th element,
+//	       "code|truncated|base64 body" (result.go), the body at most durable.MaxResultBody
 //	f|key  finished record of a retained task, "done|ms" or "cancelled|ms"
 //	r|key  RetryAfter postponements used
 //	u|key  claims in a row no heartbeat or settle confirmed (lost replies)
@@ -124,9 +126,9 @@
 //	from                          to                     script      when
 //	(none)                        scheduled              add         Add, AddAfter, AddBatch, Replace
 //	any but in flight             scheduled              add         Replace: attempts, history and errors start over
-//	scheduled, retrying           same, new due time     reschedule  Reschedule
+//	scheduled, retrying           same, new due time     reschedule  Reschedule (the record's original due stays)
 //	scheduled, retrying           in flight              claim       due by the Redis clock, shard not paused
-//	in flight                     done (or gone)         settle      handler returned nil
+//	in flight                     done (or gone)         settle      handler returned nil: last error cleared
 //	in flight                     retrying               settle      error with attempts left; RetryAfter (not counted)
 //	in flight                     scheduled, due now     settle      Run stopping: released, attempt not counted
 //	in flight                     dead                   settle      Permanent error, or out of attempts

@@ -142,13 +142,14 @@ func decodeRecord(info *durable.TaskInfo, m string) error {
 }
 
 // decodeHistory decodes the ctl field h|, a JSON array of
-// [attempt, worker, start ms, end ms, outcome, error] written by remember()
-// in lua/common.lua. Lua's cjson writes an empty array as {}.
+// [attempt, worker, start ms, end ms, outcome, error] and, for a delivery
+// with a result, [..., error, result] (result.go), written by remember() in
+// lua/common.lua. Lua's cjson writes an empty array as {}.
 func decodeHistory(h string) ([]durable.Delivery, error) {
 	if h == "{}" {
 		return nil, nil
 	}
-	var raw [][6]any
+	var raw [][]any
 	d := json.NewDecoder(bytes.NewReader([]byte(h)))
 	d.UseNumber()
 	if err := d.Decode(&raw); err != nil {
@@ -156,6 +157,9 @@ func decodeHistory(h string) ([]durable.Delivery, error) {
 	}
 	out := make([]durable.Delivery, 0, len(raw))
 	for _, r := range raw {
+		if len(r) != 6 && len(r) != 7 {
+			return nil, fmt.Errorf("entry of %d fields", len(r))
+		}
 		var n [3]int64
 		for i, j := range []int{0, 2, 3} {
 			num, ok := r[j].(json.Number)
@@ -175,10 +179,21 @@ func decodeHistory(h string) ([]durable.Delivery, error) {
 		if !ok1 || !ok2 || !ok3 {
 			return nil, fmt.Errorf("entry %v", r)
 		}
-		out = append(out, durable.Delivery{
+		d := durable.Delivery{
 			Attempt: int(n[0]), Worker: worker, Start: msTime(n[1]), End: msTime(n[2]),
 			Outcome: outcome, Error: text,
-		})
+		}
+		if len(r) == 7 {
+			enc, ok := r[6].(string)
+			if !ok {
+				return nil, fmt.Errorf("entry %v", r)
+			}
+			var err error
+			if d.Result, err = decodeResult(enc); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, d)
 	}
 	return out, nil
 }

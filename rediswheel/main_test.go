@@ -202,14 +202,16 @@ func leftovers(t testing.TB, q *testQueue) int64 {
 	return n
 }
 
-// totals is Stats.Total with only the counts (Shard, OldestDue and Paused
-// zero), for comparing with a literal.
+// totals is Stats.Total with only the counts by place (Shard, OldestDue,
+// Paused and States zero), for comparing with a literal. The counts per
+// state are checked against Get by TestScriptsAgainstModel, and by
+// storetest's StatsCountStates.
 func totals(t testing.TB, q *testQueue) ShardStats {
 	t.Helper()
 	st, err := q.Stats(context.Background())
 	require.NoError(t, err)
 	s := st.Total
-	s.Shard, s.OldestDue, s.Paused = 0, 0, false
+	s.Shard, s.OldestDue, s.Paused, s.States = 0, 0, false, StateCounts{}
 	return s
 }
 

@@ -2,6 +2,7 @@ package rediswheel
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -78,6 +79,22 @@ func testScriptsAgainstModel(t *testing.T, retention time.Duration) {
 			}
 		}
 		require.Equal(t, want, totals(t, q), "step %d, after %s (seed %d)", step, op, seed)
+		// The counts per state (the scripts' #retrying and #cancelled) are
+		// what Get tells of each key.
+		byGet := map[State]int64{}
+		for k := range model {
+			info, err := q.Get(ctx, k)
+			if errors.Is(err, ErrNotFound) {
+				continue
+			}
+			require.NoError(t, err)
+			byGet[info.State]++
+		}
+		st, err := q.Stats(ctx)
+		require.NoError(t, err)
+		for _, s := range []State{StateScheduled, StateRetrying, StateInFlight, StateDead, StateDone, StateCancelled} {
+			require.Equal(t, byGet[s], st.Total.States.Of(s), "step %d, after %s (seed %d): Stats' %s", step, op, seed, s)
+		}
 		// The body invariant Add relies on (lua/keys.lua): a key has a
 		// payload exactly while it is in one of due, lease, dead and kept.
 		keys := q.keys[0]

@@ -108,9 +108,12 @@ func TestStatsTotals(t *testing.T) {
 				sum.Dead += s.Dead
 				sum.Retained += s.Retained
 				sum.OldestDue = max(sum.OldestDue, s.OldestDue)
+				sum.States.Scheduled += s.States.Scheduled
+				sum.States.Done += s.States.Done
 			}
 			assert.Equal(t, sum, st.Total)
-			assert.Equal(t, ShardStats{Shard: -1, Due: n / 4, Scheduled: n - n/4, Retained: 3, OldestDue: st.Total.OldestDue}, st.Total)
+			assert.Equal(t, ShardStats{Shard: -1, Due: n / 4, Scheduled: n - n/4, Retained: 3, OldestDue: st.Total.OldestDue,
+				States: StateCounts{Scheduled: n, Done: 3}}, st.Total)
 			// Less the store's millisecond rounding: the due time is stored
 			// rounded up (never early) and Stats reads the clock rounded
 			// down, so a Stats right after the Add reads up to 2 ms less

@@ -10,7 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Reschedule moves a waiting task, scheduled or retrying, and nothing else.
+// Reschedule moves a waiting task, scheduled or retrying, and nothing else:
+// the task record, its original due time included, stays.
 func TestReschedule(t *testing.T) {
 	for _, srv := range servers {
 		t.Run(srv.name, func(t *testing.T) {
@@ -27,7 +28,7 @@ func TestReschedule(t *testing.T) {
 			info := get(t, q, "k")
 			assert.Equal(t, StateScheduled, info.State)
 			assert.Equal(t, time.UnixMilli(1_900_000_000_001), info.Due, "rounded up, as Add")
-			assert.Equal(t, info.Due, info.OriginalDue, "the record's original due is rewritten")
+			assert.Equal(t, time.UnixMilli(1700000000002), info.OriginalDue, "the record's original due is Add's: kept")
 			assert.Equal(t, time.UnixMilli(1700000000001), info.Added, "the rest of the record is kept")
 			assert.Equal(t, "a|b", info.Type)
 			payload, err := q.client.HGet(ctx, q.keys[q.shard("k")][3], "k").Result()

@@ -32,8 +32,8 @@ func finished(t *testing.T, q *testQueue, key string) (state string, at, until t
 	return st, time.UnixMilli(n), time.UnixMilli(int64(score)), true
 }
 
-// With Retention a done task stays, as done, with its attempts and last
-// error, its payload shrunk to "", and Add of its key is a no-op until its
+// With Retention a done task stays, as done, with its attempts and history
+// (its last error cleared: it succeeded), its payload shrunk to "", and Add of its key is a no-op until its
 // retention ends; Replace starts a new task; Requeue does not apply.
 func TestRetentionKeepsDoneTasks(t *testing.T) {
 	c := standalone(t)
@@ -59,7 +59,8 @@ func TestRetentionKeepsDoneTasks(t *testing.T) {
 	// at is the finish's Redis time rounded down, the retention counts from it rounded up (lua/common.lua's now_ms).
 	assert.Contains(t, []time.Duration{time.Hour, time.Hour + time.Millisecond}, until.Sub(at), "retained for Retention from its finish")
 	assert.Equal(t, "2", c.HGet(ctx, ctl, "a|k").Val(), "attempts stay")
-	assert.Equal(t, "first failed", c.HGet(ctx, ctl, "e|k").Val(), "last error stays")
+	assert.Zero(t, c.HExists(ctx, ctl, "e|k").Val(), "done: no last error (the history keeps it)")
+	assert.Equal(t, "first failed", get(t, q, "k").History[0].Error)
 	assert.Zero(t, c.HExists(ctx, ctl, "t|k").Val(), "no token: nothing can settle it again")
 	assert.Equal(t, "", c.HGet(ctx, body, "k").Val(), "payload shrunk")
 	assert.Equal(t, ShardStats{Retained: 1}, totals(t, q), "not scheduled, in flight or dead: retained")

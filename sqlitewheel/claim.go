@@ -114,7 +114,7 @@ func (s *Store) reap(ctx context.Context, tx *sql.Tx, c clock, lim durable.Limit
 	}
 	buried := 0
 	for _, e := range exp {
-		if err := s.remember(ctx, tx, e.key, e.d, c.now, "lease expired", "", lim.HistoryLen); err != nil {
+		if err := s.remember(ctx, tx, e.key, e.d, c.now, "lease expired", "", durable.Result{}, lim.HistoryLen); err != nil {
 			return 0, err
 		}
 		if e.cancelled {

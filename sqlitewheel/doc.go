@@ -33,7 +33,10 @@
 // version with ErrSchemaTooNew. The migrations are migrations/NNNN_*.sql,
 // embedded, applied by Migrate in one transaction and recorded in
 // sqlitewheel_schema (version, applied). Version 1 (migrations/0001_init.sql
-// documents every column) is pgwheel's, with times as INTEGER Unix ms:
+// documents every column) is pgwheel's, with times as INTEGER Unix ms;
+// version 2 (0002_results_and_state_counts.sql) adds each delivery's result to
+// sqlitewheel_delivery and the 'retrying' and 'cancelled' rows of
+// sqlitewheel_count that Stats reads:
 //
 //	table                 key                      holds
 //	sqlitewheel_task      (namespace, key)         every task in any state: payload, policy, attempts,

@@ -64,7 +64,8 @@ func (s *Store) info(ctx context.Context, tx *sql.Tx, key string) (*durable.Task
 	default:
 		return nil, fmt.Errorf("task %q in unknown place %q", key, place)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT attempt, worker, started, finished, outcome, error
+	rows, err := tx.QueryContext(ctx, `SELECT attempt, worker, started, finished, outcome, error,
+		result_code, result_body, result_truncated
 		FROM sqlitewheel_delivery WHERE namespace = ? AND key = ? ORDER BY id`, s.namespace, key)
 	if err != nil {
 		return nil, err
@@ -73,8 +74,12 @@ func (s *Store) info(ctx context.Context, tx *sql.Tx, key string) (*durable.Task
 	for rows.Next() {
 		var d durable.Delivery
 		var start, end int64
-		if err := rows.Scan(&d.Attempt, &d.Worker, &start, &end, &d.Outcome, &d.Error); err != nil {
+		if err := rows.Scan(&d.Attempt, &d.Worker, &start, &end, &d.Outcome, &d.Error,
+			&d.Result.Code, &d.Result.Body, &d.Result.Truncated); err != nil {
 			return nil, err
+		}
+		if len(d.Result.Body) == 0 {
+			d.Result.Body = nil // none, as on every store
 		}
 		d.Start, d.End = time.UnixMilli(start), time.UnixMilli(end)
 		i.History = append(i.History, d)

@@ -3,6 +3,8 @@ package sqlitewheel
 import (
 	"context"
 	"database/sql"
+
+	"github.com/go-timingwheel/timingwheel/durable"
 )
 
 // The moves shared by claim, settle and cancel, as rediswheel's
@@ -21,19 +23,28 @@ type delivering struct {
 // last error is the task's last_error).
 const maxHistoryError = 256
 
-// remember appends one delivery to the task's execution log, then forgets
-// all but the newest keep entries. With keep <= 0, or no current delivery,
-// it logs nothing.
-func (s *Store) remember(ctx context.Context, tx *sql.Tx, key string, d delivering, finish int64, outcome, errText string, keep int) error {
+// remember appends one delivery, with its result, to the task's execution
+// log, then forgets all but the newest keep entries. With keep <= 0, or no
+// current delivery, it logs nothing. The result's body is cut to
+// durable.MaxResultBody here too, so a Store caller cannot store more than
+// the Queue would.
+func (s *Store) remember(ctx context.Context, tx *sql.Tx, key string, d delivering, finish int64, outcome, errText string, r durable.Result, keep int) error {
 	if keep <= 0 || d.attempt < 0 {
 		return nil
 	}
 	if len(errText) > maxHistoryError {
 		errText = errText[:maxHistoryError]
 	}
+	if len(r.Body) > durable.MaxResultBody {
+		r.Body, r.Truncated = r.Body[:durable.MaxResultBody], true
+	}
+	if r.Body == nil {
+		r.Body = []byte{} // NOT NULL: no body is x''
+	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO sqlitewheel_delivery
-		(namespace, key, attempt, worker, started, finished, outcome, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		s.namespace, key, d.attempt, d.worker, d.started, finish, outcome, errText); err != nil {
+		(namespace, key, attempt, worker, started, finished, outcome, error, result_code, result_body, result_truncated)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		s.namespace, key, d.attempt, d.worker, d.started, finish, outcome, errText, r.Code, r.Body, r.Truncated); err != nil {
 		return err
 	}
 	_, err := tx.ExecContext(ctx, `DELETE FROM sqlitewheel_delivery WHERE namespace = ?1 AND key = ?2 AND id <= (
@@ -47,15 +58,17 @@ func (s *Store) remember(ctx context.Context, tx *sql.Tx, key string, d deliveri
 // retention) with a result row, its attempts, last error, policy and log
 // left for Get, its payload dropped; the row stays, so Add of the key stays
 // a no-op while it is retained. Without retention the row goes, and its log
-// and result with it (ON DELETE CASCADE).
+// and result with it (ON DELETE CASCADE). A task done has no last error: it
+// succeeded, and its log keeps each attempt's error; a cancelled one keeps it.
 func (s *Store) retire(ctx context.Context, tx *sql.Tx, key, state string, c clock, retainMs int64) error {
 	if retainMs <= 0 {
 		_, err := tx.ExecContext(ctx, `DELETE FROM sqlitewheel_task WHERE namespace = ? AND key = ?`, s.namespace, key)
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE sqlitewheel_task SET place = 'kept', at = ?3, payload = x'',
-		token = NULL, cancel_requested = 0, postponements = 0, unconfirmed = 0
-		WHERE namespace = ?1 AND key = ?2`, s.namespace, key, c.after(retainMs)); err != nil {
+		token = NULL, cancel_requested = 0, postponements = 0, unconfirmed = 0,
+		last_error = CASE WHEN ?4 = 'done' THEN '' ELSE last_error END
+		WHERE namespace = ?1 AND key = ?2`, s.namespace, key, c.after(retainMs), state); err != nil {
 		return err
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO sqlitewheel_result (namespace, key, state, finished) VALUES (?, ?, ?, ?)

@@ -9,8 +9,8 @@ import (
 )
 
 // Reschedule is durable.Store's Reschedule (lua/reschedule.lua): a
-// scheduled or retrying task moves to at, which becomes its original due
-// time; its payload, attempts and last error stay.
+// scheduled or retrying task moves to at; its payload, attempts, last error
+// and original due time (Add's or Replace's) stay.
 func (s *Store) Reschedule(ctx context.Context, key string, at int64) (durable.RescheduleResult, error) {
 	res := durable.RescheduleMissing
 	err := s.write(ctx, func(tx *sql.Tx, _ clock) error {
@@ -25,7 +25,7 @@ func (s *Store) Reschedule(ctx context.Context, key string, at int64) (durable.R
 		case place == "lease":
 			res = durable.RescheduleInFlight
 		case place == "due":
-			_, err = tx.ExecContext(ctx, `UPDATE sqlitewheel_task SET at = ?3, original_due = ?3
+			_, err = tx.ExecContext(ctx, `UPDATE sqlitewheel_task SET at = ?3
 				WHERE namespace = ?1 AND key = ?2`, s.namespace, key, at)
 			res = durable.RescheduleMoved
 		default:

@@ -119,7 +119,7 @@ func (s *Store) settleOne(ctx context.Context, tx *sql.Tx, c clock, lim durable.
 	// retry or death it became; a done task without retention leaves no log
 	// to read.
 	if retainMs > 0 || !finished {
-		if err := s.remember(ctx, tx, o.Key, d, c.now, outcome, o.Err, lim.HistoryLen); err != nil {
+		if err := s.remember(ctx, tx, o.Key, d, c.now, outcome, o.Err, o.Result, lim.HistoryLen); err != nil {
 			return 0, err
 		}
 	}

@@ -10,14 +10,17 @@ import (
 )
 
 // Stats is durable.Store's Stats: one snapshot (one read transaction) of the
-// namespace. The counts per place come from sqlitewheel_count, one row each;
+// namespace. The counts per place, and of the retrying and the cancelled
+// tasks (migration 2), come from sqlitewheel_count, one row each;
 // telling the due tasks that are due now from those due later reads the
 // index over the tasks due now, so that part grows with the backlog.
 func (s *Store) Stats(ctx context.Context) ([]durable.ShardStats, error) {
 	st := durable.ShardStats{Shard: 0}
 	err := s.read(ctx, func(tx *sql.Tx) error {
 		now := readClock().now
-		counts := map[string]*int64{"due": new(int64), "lease": &st.InFlight, "dead": &st.Dead, "kept": &st.Retained}
+		var retrying, cancelled int64
+		counts := map[string]*int64{"due": new(int64), "lease": &st.InFlight, "dead": &st.Dead, "kept": &st.Retained,
+			"retrying": &retrying, "cancelled": &cancelled}
 		rows, err := tx.QueryContext(ctx, `SELECT place, n FROM sqlitewheel_count WHERE namespace = ?`, s.namespace)
 		if err != nil {
 			return err
@@ -47,6 +50,10 @@ func (s *Store) Stats(ctx context.Context) ([]durable.ShardStats, error) {
 		st.Scheduled = *counts["due"] - st.Due
 		st.OldestDue = time.Duration(now-oldest) * time.Millisecond
 		st.Paused = paused
+		st.States = durable.StateCounts{
+			Scheduled: *counts["due"] - retrying, Retrying: retrying, InFlight: st.InFlight,
+			Dead: st.Dead, Done: st.Retained - cancelled, Cancelled: cancelled,
+		}
 		return nil
 	})
 	if err != nil {

@@ -341,8 +341,9 @@ func testLostClaimReplyCountsNoAttempt(t *testing.T, open func(t *testing.T) dur
 	}
 }
 
-// Reschedule moves a scheduled task; Replace rewrites one; neither touches a
-// task in flight (ErrInFlight).
+// Reschedule moves a scheduled task, keeping its original due time; Replace
+// rewrites one, original due time included; neither touches a task in
+// flight (ErrInFlight).
 func testRescheduleAndReplace(t *testing.T, open func(t *testing.T) durable.Store) {
 	st := open(t)
 	q := newQueue(t, st, durable.Options{})
@@ -358,18 +359,26 @@ func testRescheduleAndReplace(t *testing.T, open func(t *testing.T) durable.Stor
 	if ok, err := q.Reschedule(ctx, "missing", later); err != nil || ok {
 		t.Fatalf("Reschedule of a missing key: %v, %v (want false)", ok, err)
 	}
+	// The original due time is Add's: Reschedule moves only the due time.
 	info, err := q.Get(ctx, "k")
-	if err != nil || !info.Due.Equal(later) || !info.OriginalDue.Equal(later) {
-		t.Fatalf("after Reschedule: %+v, %v (want due %v)", info, err, later)
+	if err != nil || !info.Due.Equal(later) || !info.OriginalDue.Equal(at) {
+		t.Fatalf("after Reschedule: %+v, %v (want due %v, originally %v)", info, err, later, at)
 	}
-	if err := q.Replace(ctx, "k", []byte("new payload"), time.Now()); err != nil {
+	// Replace starts over: its time is the original due time.
+	replaced := time.UnixMilli(time.Now().UnixMilli())
+	if err := q.Replace(ctx, "k", []byte("new payload"), replaced); err != nil {
 		t.Fatal(err)
 	}
 	info, err = q.Get(ctx, "k")
-	if err != nil || info.PayloadSize != len("new payload") {
-		t.Fatalf("after Replace: %+v, %v", info, err)
+	if err != nil || info.PayloadSize != len("new payload") || !info.OriginalDue.Equal(replaced) {
+		t.Fatalf("after Replace: %+v, %v (want originally due %v)", info, err, replaced)
 	}
-	claimKey(t, q, st, "k", time.Hour)
+	if ok, err := q.Reschedule(ctx, "k", replaced.Add(-time.Second)); err != nil || !ok {
+		t.Fatalf("second Reschedule: %v, %v", ok, err)
+	}
+	if ct, _ := claimKey(t, q, st, "k", time.Hour); ct.OriginalDue != replaced.UnixMilli() {
+		t.Errorf("claimed with original due %d, want Replace's %d", ct.OriginalDue, replaced.UnixMilli())
+	}
 	if err := q.Replace(ctx, "k", nil, time.Now()); !errors.Is(err, durable.ErrInFlight) {
 		t.Errorf("Replace in flight: %v, want ErrInFlight", err)
 	}

@@ -44,6 +44,10 @@ func Run(t *testing.T, open func(t *testing.T) durable.Store) {
 		{"DetachThenComplete", testDetachThenComplete},
 		{"DetachDeadlinePasses", testDetachDeadlinePasses},
 		{"DetachFail", testDetachFail},
+		{"ResultIsKept", testResultIsKept},
+		{"ResultIsTruncated", testResultIsTruncated},
+		{"LastErrorClearedOnSuccess", testLastErrorClearedOnSuccess},
+		{"StatsCountStates", testStatsCountStates},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.test(t, open) })
 	}
@@ -126,7 +130,7 @@ func totals(t *testing.T, q *durable.Queue) durable.ShardStats {
 		t.Fatalf("Stats: %v", err)
 	}
 	s := st.Total
-	s.Shard, s.OldestDue, s.Paused = 0, 0, false
+	s.Shard, s.OldestDue, s.Paused, s.States = 0, 0, false, durable.StateCounts{} // StatsCountStates checks States
 	return s
 }
 

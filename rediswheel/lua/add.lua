@@ -99,9 +99,18 @@ for g = 0, groups - 1 do
     else
       -- A replaced task starts over: fresh attempts, no last error, no
       -- history, no unconfirmed claims. ZADD below sets its due time; it
-      -- must leave dead and kept.
-      redis.call('ZREM', dead, k)
-      redis.call('ZREM', kept, k) -- a retained task too: its retention ends here
+      -- must leave dead and kept. It leaves the counts of common.lua's
+      -- count() (inline here): scheduled is neither retrying nor cancelled.
+      local f = redis.call('HMGET', ctl, 'a|' .. k, 'e|' .. k, 'f|' .. k)
+      if redis.call('ZREM', kept, k) == 1 then -- a retained task too: its retention ends here
+        if f[3] and string.sub(f[3], 1, 10) == 'cancelled|' and redis.call('HINCRBY', ctl, '#cancelled', -1) == 0 then
+          redis.call('HDEL', ctl, '#cancelled')
+        end
+      elseif redis.call('ZREM', dead, k) == 0 and (tonumber(f[1] or '0') > 0 or (f[2] or '') ~= '') then
+        if redis.call('HINCRBY', ctl, '#retrying', -1) == 0 then -- it was retrying in due
+          redis.call('HDEL', ctl, '#retrying')
+        end
+      end
       redis.call('HDEL', ctl, 'a|' .. k, 't|' .. k, 'x|' .. k, 'e|' .. k,
         'c|' .. k, 'h|' .. k, 'u|' .. k, 'r|' .. k, 'f|' .. k)
       redis.call('HSET', body, k, payload)

@@ -12,6 +12,8 @@ local k, retain, max_retained = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local now, now_up = now_ms()
 local code = 0
 if redis.call('ZREM', due, k) == 1 then
+  local f = redis.call('HMGET', ctl, 'a|' .. k, 'e|' .. k)
+  if retrying(f[1], f[2]) then count('#retrying', -1) end
   retire(k, 'cancelled', now, now_up, retain)
   code = 1
 elseif redis.call('ZSCORE', lease, k) then
@@ -21,7 +23,7 @@ elseif redis.call('ZREM', dead, k) == 1 then
   retire(k, 'cancelled', now, now_up, retain)
   code = 3
 elseif redis.call('ZREM', kept, k) == 1 then
-  forget(k)
+  forget_kept(k)
   code = 4
 end
 return {code, trim_kept(now, max_retained, 16 + 1)}

@@ -58,6 +58,7 @@ for _, k in ipairs(redis.call('ZRANGEBYSCORE', lease, '-inf', now, 'LIMIT', 0, r
       redis.call('HDEL', ctl, 't|' .. k)
       redis.call('HSET', ctl, 'e|' .. k, 'lease expired')
       redis.call('ZADD', due, now, k)
+      count('#retrying', 1)
     end
   end
 end
@@ -78,6 +79,7 @@ if paused == 0 then
       ctlfields[i] = 'a|' .. k
       ctlfields[n + i] = 'u|' .. k
       ctlfields[2 * n + i] = 'm|' .. k
+      ctlfields[3 * n + i] = 'e|' .. k -- for #retrying: a task leaving due
       leased[2 * i - 1] = now_up + lease_ms
       leased[2 * i] = k
     end
@@ -87,8 +89,10 @@ if paused == 0 then
     local got = redis.call('HMGET', ctl, unpack(ctlfields))
     local bodies = redis.call('HMGET', body, unpack(keys))
     local fields = {}
+    local was_retrying = 0
     for i = 1, n do
       local k = keys[i]
+      if retrying(got[i], got[3 * n + i]) then was_retrying = was_retrying + 1 end
       local token = last - n + i
       local attempt = tonumber(got[i] or '0') + 1
       local unconfirmed = tonumber(got[n + i] or '0') + 1
@@ -108,6 +112,7 @@ if paused == 0 then
       out[#out + 1] = got[2 * n + i] or ''
     end
     redis.call('HSET', ctl, unpack(fields))
+    count('#retrying', -was_retrying)
   end
 end
 

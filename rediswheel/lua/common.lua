@@ -31,6 +31,24 @@ end
 -- them). A field added there must be added here, or forget leaks it.
 local task_fields = {'a|', 't|', 'x|', 'e|', 'm|', 'c|', 'h|', 'f|', 'r|', 'u|'}
 
+-- The counts of the states that share a sorted set, shard fields of ctl that
+-- stats.lua reads: #retrying counts the tasks in due that are retrying (an
+-- attempt counted, or a last error: get.go's rule), #cancelled the tasks in
+-- kept that finished cancelled (f| "cancelled|..."). Each script that moves
+-- a task into or out of due or kept, or changes a| or e| of a task in due,
+-- keeps them (add.lua inline); a state's other count is its set's ZCARD
+-- minus these. A count back at 0 is deleted, so an empty shard leaves no
+-- field behind but #token.
+local function count(field, n)
+  if n ~= 0 and redis.call('HINCRBY', ctl, field, n) == 0 then redis.call('HDEL', ctl, field) end
+end
+
+-- retrying reports whether a task in due with attempts a and last error e
+-- (HGET's values, false when absent) reads as retrying.
+local function retrying(a, e)
+  return tonumber(a or '0') > 0 or (e or '') ~= ''
+end
+
 -- forget drops a task's payload and control fields; the caller removes it from
 -- its sorted set.
 local function forget(k)
@@ -66,6 +84,9 @@ end
 -- size from m|) but its body field stays, so Add of the key stays a no-op
 -- while it is retained (the body invariant, keys.lua). Without retention it
 -- is forgotten at once.
+--
+-- A task done has no last error: it succeeded, and its history keeps each
+-- attempt's error (durable.TaskInfo.LastError). A cancelled one keeps it.
 local function retire(k, state, now, now_up, keep_ms)
   if keep_ms <= 0 then
     forget(k)
@@ -75,6 +96,19 @@ local function retire(k, state, now, now_up, keep_ms)
   redis.call('HSET', body, k, '')
   redis.call('HSET', ctl, 'f|' .. k, state .. '|' .. now)
   redis.call('HDEL', ctl, 't|' .. k, 'x|' .. k, 'r|' .. k, 'u|' .. k)
+  if state == 'done' then
+    redis.call('HDEL', ctl, 'e|' .. k)
+  else
+    count('#cancelled', 1)
+  end
+end
+
+-- forget_kept forgets a task the caller removed from kept, uncounting it
+-- from #cancelled if it finished cancelled.
+local function forget_kept(k)
+  local f = redis.call('HGET', ctl, 'f|' .. k)
+  if f and string.sub(f, 1, 10) == 'cancelled|' then count('#cancelled', -1) end
+  forget(k)
 end
 
 -- trim_kept forgets retained tasks whose retention has ended, then the
@@ -84,14 +118,14 @@ local function trim_kept(now, cap, limit)
   local n = 0
   for _, k in ipairs(redis.call('ZRANGEBYSCORE', kept, '-inf', now, 'LIMIT', 0, limit)) do
     redis.call('ZREM', kept, k)
-    forget(k)
+    forget_kept(k)
     n = n + 1
   end
   local over = math.min(redis.call('ZCARD', kept) - cap, limit - n)
   if over > 0 then
     for _, k in ipairs(redis.call('ZRANGE', kept, 0, over - 1)) do
       redis.call('ZREM', kept, k)
-      forget(k)
+      forget_kept(k)
       n = n + 1
     end
   end
@@ -100,18 +134,23 @@ end
 
 -- remember appends one delivery of k to its history, the ctl field h|k: a
 -- JSON array of at most keep entries, oldest first, each
--- [attempt, worker, start ms, end ms, outcome, error]. The delivery's attempt,
--- worker and start come from c|k, "attempt|start ms|worker", which claim
--- writes; outcome is a settle outcome name, 'cancelled' or 'lease expired'.
--- Error text is cut at 256 bytes here: the full last error is e|k.
-local function remember(k, finish, outcome, err, keep)
+-- [attempt, worker, start ms, end ms, outcome, error] or, for a delivery with
+-- a result, [attempt, worker, start ms, end ms, outcome, error, result]. The
+-- delivery's attempt, worker and start come from c|k, "attempt|start
+-- ms|worker", which claim writes; outcome is a settle outcome name,
+-- 'cancelled' or 'lease expired'. Error text is cut at 256 bytes here: the
+-- full last error is e|k. result is settle.go's text (encodeResult, bounded
+-- there), opaque here; '' for none.
+local function remember(k, finish, outcome, err, keep, result)
   local c = redis.call('HGET', ctl, 'c|' .. k)
   if not c or keep <= 0 then return end
   local attempt, start, worker = string.match(c, '^(%d+)|(%d+)|(.*)$')
   if not attempt then return end -- not claim's format: no entry rather than a failed settle
   local h = redis.call('HGET', ctl, 'h|' .. k)
   local list = h and cjson.decode(h) or {}
-  list[#list + 1] = {tonumber(attempt), worker, tonumber(start), finish, outcome, string.sub(err or '', 1, 256)}
+  local entry = {tonumber(attempt), worker, tonumber(start), finish, outcome, string.sub(err or '', 1, 256)}
+  if result and result ~= '' then entry[7] = result end
+  list[#list + 1] = entry
   while #list > keep do table.remove(list, 1) end
   redis.call('HSET', ctl, 'h|' .. k, cjson.encode(list))
 end

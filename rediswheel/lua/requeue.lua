@@ -11,4 +11,5 @@ if redis.call('ZREM', dead, k) == 0 then
 end
 redis.call('HDEL', ctl, 'a|' .. k, 'r|' .. k)
 redis.call('ZADD', due, now, k)
+if retrying(false, redis.call('HGET', ctl, 'e|' .. k)) then count('#retrying', 1) end
 return {1, now}

@@ -1,7 +1,7 @@
 -- reschedule: ARGV key, at ms (Unix ms, an integer). Moves a task waiting in
--- due (scheduled or retrying) to at, without touching its payload, attempts
--- or last error, and rewrites the original due field of its task record m|
--- (see doc.go) if it has one. Returns 1 moved, 0 absent, dead or retained
+-- due (scheduled or retrying) to at, without touching its payload, attempts,
+-- last error or task record m| (its original due time is Add's or Replace's:
+-- durable.Store's Reschedule). Returns 1 moved, 0 absent, dead or retained
 -- (nothing changed), 2 in flight (nothing changed). reschedule.go drives it.
 local k, at = ARGV[1], ARGV[2]
 if #ARGV ~= 2 or not string.match(at, '^%d+$') then
@@ -12,12 +12,4 @@ if not redis.call('ZSCORE', due, k) then
   return 0
 end
 redis.call('ZADD', due, 'XX', at, k)
-local m = redis.call('HGET', ctl, 'm|' .. k)
-if m then
-  local added, rest = string.match(m, '^(%d+)|%d+|(.*)$')
-  if not added then
-    return redis.error_reply('rediswheel: malformed task record of ' .. k)
-  end
-  redis.call('HSET', ctl, 'm|' .. k, added .. '|' .. at .. '|' .. rest)
-end
 return 1

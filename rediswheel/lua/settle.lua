@@ -1,6 +1,8 @@
 -- settle: ARGV dead cap, max attempts, history length, retention ms, max
 -- retained, max postponements; then per task: key, token, outcome, delay ms,
--- error text. The outcomes are settle.go's outcomeKind names:
+-- error text, result (settle.go's encodeResult text, '' for none: kept in the
+-- history entry, never read here). The outcomes are settle.go's outcomeKind
+-- names:
 --   done     the handler succeeded: the task is finished
 --   retry    it failed: due again after the delay, or buried when out of attempts
 --   dead     it failed for good: buried at once
@@ -10,7 +12,9 @@
 --            times per task; past that a later is a failed attempt (a retry
 --            after the delay, or buried)
 -- Any other outcome, and any malformed argument, is an error reply before
--- anything is written: a typo must never retry a task.
+-- anything is written: a typo must never retry a task. A done task's last
+-- error is cleared (retire); the counts #retrying and #cancelled follow each
+-- move (common.lua).
 --
 -- Returns one settle code per task (settle.go's settleCode: 0 rejected, the
 -- token is not the current owner's; 1 done; 2 retry scheduled; 3 dead;
@@ -20,7 +24,7 @@
 -- this call trimmed.
 local outcomes = {done = true, retry = true, dead = true, release = true, later = true}
 local header = 6
-if (#ARGV - header) % 5 ~= 0 then
+if (#ARGV - header) % 6 ~= 0 then
   return redis.error_reply('rediswheel: settle: bad arguments')
 end
 for i = 1, header do
@@ -28,9 +32,9 @@ for i = 1, header do
     return redis.error_reply('rediswheel: settle: bad argument ' .. i)
   end
 end
-local n = (#ARGV - header) / 5
+local n = (#ARGV - header) / 6
 for j = 1, n do
-  local i = header + 5 * j - 4
+  local i = header + 6 * j - 5
   if not outcomes[ARGV[i + 2]] then
     return redis.error_reply('rediswheel: unknown outcome ' .. ARGV[i + 2])
   end
@@ -44,7 +48,7 @@ local retain, max_retained, max_later = tonumber(ARGV[4]), tonumber(ARGV[5]), to
 local now, now_up = now_ms()
 local tfields, xfields = {}, {}
 for j = 1, n do
-  local k = ARGV[header + 5 * j - 4]
+  local k = ARGV[header + 6 * j - 5]
   tfields[j] = 't|' .. k
   xfields[j] = 'x|' .. k
 end
@@ -73,8 +77,8 @@ local trimmed = 0
 local retained = 0
 local res = {}
 for j = 1, n do
-  local i = header + 5 * j - 4
-  local k, outcome, delay, err = ARGV[i], ARGV[i + 2], tonumber(ARGV[i + 3]), ARGV[i + 4]
+  local i = header + 6 * j - 5
+  local k, outcome, delay, err, result = ARGV[i], ARGV[i + 2], tonumber(ARGV[i + 3]), ARGV[i + 4], ARGV[i + 5]
   local code = 0
   -- The fencing check: only the holder of the current token may finish a task.
   if tokens[j] == ARGV[i + 1] and redis.call('ZREM', lease, k) == 1 then
@@ -82,11 +86,12 @@ for j = 1, n do
     if outcome == 'later' then
       if tonumber(redis.call('HGET', ctl, 'r|' .. k) or '0') < max_later then
         redis.call('HINCRBY', ctl, 'r|' .. k, 1)
-        redis.call('HINCRBY', ctl, 'a|' .. k, -1)
+        local a = redis.call('HINCRBY', ctl, 'a|' .. k, -1)
         redis.call('HDEL', ctl, 't|' .. k)
         -- Why it waits is its last error (RetryAfterError's doc), as a retry's.
         redis.call('HSET', ctl, 'e|' .. k, err)
         redis.call('ZADD', due, delay > 0 and now_up + delay or now, k) -- see now_ms
+        if retrying(a, err) then count('#retrying', 1) end
         code = 6
       else
         outcome = 'retry' -- out of postponements: a failed attempt
@@ -98,7 +103,7 @@ for j = 1, n do
     -- The history records what was done, so a later past its bound reads
     -- as the retry or death it became.
     if retain > 0 or (outcome ~= 'done' and outcome ~= 'cancelled') then
-      remember(k, now, outcome, err, keep)
+      remember(k, now, outcome, err, keep, result)
     end
     if outcome ~= 'done' and outcome ~= 'cancelled' then
       redis.call('HDEL', ctl, 'u|' .. k) -- confirmed (see claim.lua); a finished task drops it with the rest
@@ -115,8 +120,9 @@ for j = 1, n do
       code = outcome == 'done' and 1 or 4
     elseif outcome == 'release' then
       redis.call('HDEL', ctl, 't|' .. k)
-      redis.call('HINCRBY', ctl, 'a|' .. k, -1)
+      local a = redis.call('HINCRBY', ctl, 'a|' .. k, -1)
       redis.call('ZADD', due, now, k)
+      if retrying(a, redis.call('HGET', ctl, 'e|' .. k)) then count('#retrying', 1) end
       code = 5
     elseif outcome == 'dead' then
       trimmed = trimmed + bury(k, now, err, cap)
@@ -125,6 +131,7 @@ for j = 1, n do
       redis.call('HDEL', ctl, 't|' .. k)
       redis.call('HSET', ctl, 'e|' .. k, err)
       redis.call('ZADD', due, delay > 0 and now_up + delay or now, k) -- see now_ms
+      count('#retrying', 1) -- its attempt was counted
       code = 2
     end
   end

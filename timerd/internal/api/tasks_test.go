@@ -56,6 +56,7 @@ func TestTaskLifecycle(t *testing.T) {
 		r = f.do("POST", path+"/reschedule", jsonBody(map[string]any{"due_at": later.Format(time.RFC3339Nano)}))
 		require.Equal(t, http.StatusOK, r.status, "%s", r.raw)
 		assert.Equal(t, later.Format(timeLayout), r.body["due_at"])
+		assert.Equal(t, due.Format(timeLayout), r.body["original_due_at"], "the create's due time: reschedule keeps it")
 		// A delay counts from the answering process's clock, read during
 		// the request: not before it began, not after it ended (to the ms).
 		before := time.Now()
@@ -82,7 +83,10 @@ func TestTaskLifecycle(t *testing.T) {
 
 // TestDeliveryStates drives tasks through the worker: done (retained),
 // dead, in flight; reschedule answers 409 for each, requeue brings the dead
-// one back, and the deliveries are in the task.
+// one back, and the deliveries are in the task, each with the callback's
+// status code and response body (text as body, other bytes as body_base64).
+// Done after a failure, the task has no last error; /v1/stats counts the
+// states as the lists name them.
 func TestDeliveryStates(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, c redis.UniversalClient) {
 		f := newFixture(t, c, rediswheel.Options{Retention: time.Hour, Lease: time.Second})
@@ -93,7 +97,12 @@ func TestDeliveryStates(t *testing.T) {
 			case "/gone":
 				if gone.Load() {
 					w.WriteHeader(http.StatusGone)
+					w.Write([]byte("gone for good")) //nolint:errcheck // the test reads what arrived
+				} else {
+					w.Write([]byte(`{"ok":true}`)) //nolint:errcheck
 				}
+			case "/bin":
+				w.Write([]byte{0xff, 0xfe, 0}) //nolint:errcheck
 			case "/slow":
 				select {
 				case <-release:
@@ -106,7 +115,7 @@ func TestDeliveryStates(t *testing.T) {
 		gone.Store(true)
 		f.worker()
 
-		for _, k := range []string{"ok", "gone", "slow"} {
+		for _, k := range []string{"ok", "gone", "slow", "bin"} {
 			r := f.do("POST", "/v1/tasks", createBody(k, "0s", cb.URL+"/"+k))
 			require.Equal(t, http.StatusCreated, r.status, "%s", r.raw)
 		}
@@ -116,8 +125,16 @@ func TestDeliveryStates(t *testing.T) {
 			return s
 		}
 		eventually(t, redistest.WaitBound, "done, dead, in flight", func() bool {
-			return state("ok") == "done" && state("gone") == "dead" && state("slow") == "in_flight"
+			return state("ok") == "done" && state("gone") == "dead" && state("slow") == "in_flight" && state("bin") == "done"
 		})
+		result := func(key string, i int) any {
+			ds, _ := f.do("GET", "/v1/tasks/"+key, "").body["deliveries"].([]any)
+			require.Greater(t, len(ds), i, "%s's deliveries", key)
+			return ds[i].(map[string]any)["result"]
+		}
+		assert.Equal(t, map[string]any{"status_code": 200.0, "body": "", "body_truncated": false}, result("ok", 0))
+		assert.Equal(t, map[string]any{"status_code": 410.0, "body": "gone for good", "body_truncated": false}, result("gone", 0))
+		assert.Equal(t, map[string]any{"status_code": 200.0, "body_base64": "//4A", "body_truncated": false}, result("bin", 0))
 
 		r := f.do("GET", "/v1/tasks/gone", "")
 		assert.Contains(t, r.body["last_error"], "410")
@@ -158,12 +175,18 @@ func TestDeliveryStates(t *testing.T) {
 		require.Equal(t, http.StatusOK, r.status, "%s", r.raw)
 		assert.Equal(t, map[string]any{"requeued": true}, r.body)
 		eventually(t, redistest.WaitBound, "the requeued task done", func() bool { return state("gone") == "done" })
+		r = f.do("GET", "/v1/tasks/gone", "")
+		assert.Equal(t, "", r.body["last_error"], "done after a failure: no last error")
+		assert.Equal(t, map[string]any{"status_code": 200.0, "body": `{"ok":true}`, "body_truncated": false}, result("gone", 1))
+		assert.Contains(t, r.body["deliveries"].([]any)[0].(map[string]any)["error"], "410", "the history keeps the failure")
 
 		r = f.do("GET", "/v1/stats", "")
 		require.Equal(t, http.StatusOK, r.status, "%s", r.raw)
 		total := r.body["total"].(map[string]any)
 		assert.EqualValues(t, 1, total["in_flight"])
-		assert.EqualValues(t, 2, total["retained"])
+		assert.EqualValues(t, 3, total["retained"])
+		assert.Equal(t, map[string]any{"scheduled": 0.0, "retrying": 0.0, "in_flight": 1.0, "dead": 0.0, "done": 3.0, "cancelled": 0.0},
+			total["states"])
 		assert.Len(t, r.body["shards"], 4)
 		assert.NotContains(t, total, "shard")
 	})

@@ -1,7 +1,9 @@
 package api
 
 import (
+	"encoding/base64"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-timingwheel/timingwheel/rediswheel"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/schedules"
@@ -30,12 +32,59 @@ type taskJSON struct {
 }
 
 type deliveryJSON struct {
-	Attempt   int     `json:"attempt"`
-	Worker    string  `json:"worker"`
-	StartedAt *string `json:"started_at"`
-	EndedAt   *string `json:"ended_at"`
-	Outcome   string  `json:"outcome"`
-	Error     string  `json:"error"`
+	Attempt   int         `json:"attempt"`
+	Worker    string      `json:"worker"`
+	StartedAt *string     `json:"started_at"`
+	EndedAt   *string     `json:"ended_at"`
+	Outcome   string      `json:"outcome"`
+	Error     string      `json:"error"`
+	Result    *resultJSON `json:"result"` // null when the delivery produced none
+}
+
+// resultJSON is a delivery's result: the callback's status code and response
+// body, the body as the create request takes one: body when it is UTF-8 text
+// (most callbacks answer JSON or text, readable as is), else body_base64, so
+// that any bytes come back exactly (a JSON string cannot hold bytes that are
+// not UTF-8). Never both. A truncated body ends where the store
+// cut it (durable.MaxResultBody, 64 KiB), less a character cut in two, which would make text look binary.
+type resultJSON struct {
+	StatusCode    int     `json:"status_code"`
+	Body          *string `json:"body,omitempty"`
+	BodyBase64    *string `json:"body_base64,omitempty"`
+	BodyTruncated bool    `json:"body_truncated"`
+}
+
+func resultView(r rediswheel.Result) *resultJSON {
+	if r.Code == 0 && len(r.Body) == 0 && !r.Truncated {
+		return nil
+	}
+	out := &resultJSON{StatusCode: r.Code, BodyTruncated: r.Truncated}
+	body := r.Body
+	if r.Truncated {
+		body = dropCutRune(body)
+	}
+	if utf8.Valid(body) {
+		s := string(body)
+		out.Body = &s
+	} else {
+		s := base64.StdEncoding.EncodeToString(r.Body)
+		out.BodyBase64 = &s
+	}
+	return out
+}
+
+// dropCutRune drops the start of a UTF-8 character that a cut left at the
+// end of b (at most 3 bytes), if b is otherwise text.
+func dropCutRune(b []byte) []byte {
+	for i := 1; i <= 3 && i <= len(b); i++ {
+		if utf8.RuneStart(b[len(b)-i]) {
+			if !utf8.FullRune(b[len(b)-i:]) {
+				return b[:len(b)-i]
+			}
+			break
+		}
+	}
+	return b
 }
 
 // stateNames are the API's names of rediswheel's states: the same but for
@@ -93,7 +142,7 @@ func taskView(info rediswheel.TaskInfo) taskJSON {
 	for _, d := range info.History {
 		t.Deliveries = append(t.Deliveries, deliveryJSON{
 			Attempt: d.Attempt, Worker: d.Worker, StartedAt: jsonTime(d.Start), EndedAt: jsonTime(d.End),
-			Outcome: d.Outcome, Error: d.Error,
+			Outcome: d.Outcome, Error: d.Error, Result: resultView(d.Result),
 		})
 	}
 	return t
@@ -142,6 +191,12 @@ type shardJSON struct {
 	Retained  int64  `json:"retained"`
 	OldestDue string `json:"oldest_due"`
 	Paused    bool   `json:"paused"`
+	// States counts per list state, keyed as GET /v1/tasks?state= spells
+	// them. The fields above count by place (due and scheduled split the
+	// scheduled and retrying tasks by whether they are due yet; retained is
+	// done and cancelled): kept as they were, for the lateness and for
+	// clients of the first version.
+	States map[string]int64 `json:"states"`
 }
 
 type statsJSON struct {
@@ -151,6 +206,10 @@ type statsJSON struct {
 }
 
 func shardView(s rediswheel.ShardStats, shard *int) shardJSON {
+	states := make(map[string]int64, len(stateNames))
+	for st, name := range stateNames {
+		states[name] = s.States.Of(st)
+	}
 	return shardJSON{Shard: shard, Due: s.Due, Scheduled: s.Scheduled, InFlight: s.InFlight, Dead: s.Dead,
-		Retained: s.Retained, OldestDue: s.OldestDue.String(), Paused: s.Paused}
+		Retained: s.Retained, OldestDue: s.OldestDue.String(), Paused: s.Paused, States: states}
 }

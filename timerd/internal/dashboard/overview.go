@@ -20,9 +20,10 @@ type overviewData struct {
 // the wait a task becoming due now would see, not a delivery percentile:
 // rediswheel keeps none (rwmetrics exports the same OldestDue as a gauge).
 //
-// Stats counts places in Redis, lists count states: due and scheduled
-// together are the scheduled and retrying states, retained is done and
-// cancelled. The page links to the lists by state.
+// It shows the counts per state first (Stats' States, as the lists count
+// them, each linking to its list), then the counts by place: due and
+// scheduled together are the scheduled and retrying states, retained is
+// done and cancelled.
 func (d *dashboard) overview(w http.ResponseWriter, r *http.Request) {
 	st, err := d.Queue.Stats(r.Context())
 	if err != nil {

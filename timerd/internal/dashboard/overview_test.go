@@ -35,6 +35,18 @@ func TestOverviewShowsStats(t *testing.T) {
 		}
 		want := map[string]int64{"due": 5, "scheduled": 7, "inflight": 0, "dead": 4, "retained": 2}
 		checkCounts(t, cells, "total", after.Total, want)
+		// Per state, as the lists count: the due and the later ones are all
+		// scheduled (never delivered).
+		wantStates := rediswheel.StateCounts{Scheduled: 12, Dead: 4, Done: 2}
+		if after.Total.States != wantStates {
+			t.Errorf("Stats per state %+v, the fixture made %+v", after.Total.States, wantStates)
+		}
+		for _, s := range states {
+			id := "state-" + stateSlug(s)
+			if got, err := strconv.ParseInt(cells[id], 10, 64); err != nil || got != wantStates.Of(s) {
+				t.Errorf("%s on the page: %q, Stats says %d", id, cells[id], wantStates.Of(s))
+			}
+		}
 		for _, s := range after.Shards {
 			checkCounts(t, cells, fmt.Sprintf("s%d", s.Shard), s, nil)
 		}
@@ -89,7 +101,7 @@ func stats(t testing.TB, q *rediswheel.Queue) rediswheel.Stats {
 	return st
 }
 
-var cellRE = regexp.MustCompile(`id="([A-Za-z0-9-]+)"[^>]*>(?:<a [^>]*>|<b>|<span [^>]*>)?([^<]*)`)
+var cellRE = regexp.MustCompile(`id="([A-Za-z0-9_-]+)"[^>]*>(?:<a [^>]*>|<b>|<span [^>]*>)?([^<]*)`)
 
 // cellsByID maps each element id of an HTML page to the text that starts
 // the element (past a link, bold or span around it).

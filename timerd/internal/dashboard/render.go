@@ -62,10 +62,11 @@ func formatting(loc *time.Location, now time.Time, maxAttempts int) template.Fun
 			}
 			return t.In(loc).Format("2006-01-02 15:04:05.000Z07:00") + ", " + relative(t, now)
 		},
-		"dur":   func(d time.Duration) string { return d.Round(time.Millisecond).String() },
-		"slug":  stateSlug,
-		"kinds": func() []kindName { return kindNames },
-		"one":   func(r schedRun) []schedRun { return []schedRun{r} },
+		"dur":          func(d time.Duration) string { return d.Round(time.Millisecond).String() },
+		"slug":         stateSlug,
+		"kinds":        func() []kindName { return kindNames },
+		"one":          func(r schedRun) []schedRun { return []schedRun{r} },
+		"responseText": responseText,
 		"attempts": func(info rediswheel.TaskInfo) string {
 			m := info.MaxAttempts
 			if m == 0 {
