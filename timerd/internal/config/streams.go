@@ -20,10 +20,6 @@ type Streams struct {
 	MaxLen int64
 }
 
-// StreamRedis reports whether stream tasks have a Redis to go to: their own
-// (Streams.RedisURL) or the store's.
-func (c Config) StreamRedis() bool { return c.Streams.RedisURL != "" || c.Store == StoreRedis }
-
 // The stream rows of README.md's configuration table, after the flow
 // control's (limits.go): if a row changes there, change it here.
 var streamSettings = []setting{

@@ -13,7 +13,6 @@ func TestStreamSettings(t *testing.T) {
 	got, err := Parse([]string{"-stream-redis-url", want.RedisURL, "-stream-redis-cluster", "-stream-max-len", "100000"}, env(nil))
 	require.NoError(t, err)
 	require.Equal(t, want, got.Streams, "flags")
-	require.True(t, got.StreamRedis())
 	got, err = Parse(nil, env(map[string]string{"TIMERD_STREAM_REDIS_URL": want.RedisURL,
 		"TIMERD_STREAM_REDIS_CLUSTER": "true", "TIMERD_STREAM_MAX_LEN": "100000"}))
 	require.NoError(t, err)
@@ -44,21 +43,19 @@ func TestStreamSettings(t *testing.T) {
 func TestStreamRedis(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
-		ok   bool
 		attr string
 	}{
-		{nil, false, "none (stream tasks refused)"},
-		{[]string{"-store", "postgres://u@h/db"}, false, "none (stream tasks refused)"},
-		{[]string{"-store", "redis://h:1/0"}, true, "the store's"},
-		{[]string{"-redis-url", "redis://h:1/0", "-redis-cluster"}, true, "the store's"},
-		{[]string{"-stream-redis-url", "redis://u:s3cretpw@h:1/0"}, true, "redis://u:xxxxx@h:1/0"},
-		{[]string{"-store", "postgres://u@h/db", "-stream-redis-url", "rediss://h:1/0"}, true, "rediss://h:1/0"},
-		{[]string{"-store", "redis://h:1/0", "-stream-redis-url", "redis://other:1/0"}, true, "redis://other:1/0"},
+		{nil, "none (stream tasks refused)"},
+		{[]string{"-store", "postgres://u@h/db"}, "none (stream tasks refused)"},
+		{[]string{"-store", "redis://h:1/0"}, "the store's"},
+		{[]string{"-redis-url", "redis://h:1/0", "-redis-cluster"}, "the store's"},
+		{[]string{"-stream-redis-url", "redis://u:s3cretpw@h:1/0"}, "redis://u:xxxxx@h:1/0"},
+		{[]string{"-store", "postgres://u@h/db", "-stream-redis-url", "rediss://h:1/0"}, "rediss://h:1/0"},
+		{[]string{"-store", "redis://h:1/0", "-stream-redis-url", "redis://other:1/0"}, "redis://other:1/0"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			c, err := Parse(tc.args, env(nil))
 			require.NoError(t, err)
-			require.Equal(t, tc.ok, c.StreamRedis())
 			got := map[string]string{}
 			for _, a := range c.Attrs() {
 				got[a.Key] = a.Value.String()

@@ -17,6 +17,7 @@ import (
 	"github.com/go-timingwheel/timingwheel/rediswheel"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/config"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/redistest"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/ssrf"
 )
 
 // Stream tasks reach a real consumer group, on every store: the Redis store
@@ -155,4 +156,39 @@ func apiCall(t *testing.T, base, token, method, path string, body any) (int, map
 	var out map[string]any
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
 	return resp.StatusCode, out
+}
+
+// The workers' Mux serves StreamTaskType only with a stream Redis, and
+// passes -stream-max-len on: n messages to one stream end up trimmed.
+func TestWorkerHandlerStreams(t *testing.T) {
+	ctx := context.Background()
+	guard, err := ssrf.New(nil)
+	require.NoError(t, err)
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr(t)})
+	defer rdb.Close()
+	stream := fmt.Sprintf("timerd-test-trim:%d", time.Now().UnixNano())
+	defer rdb.Del(ctx, stream)
+	payload, err := rediswheel.EncodeStreamTask(rediswheel.StreamTask{Stream: stream, Fields: map[string]string{"a": "b"}})
+	require.NoError(t, err)
+	task := func(i int) rediswheel.Task {
+		return rediswheel.Task{Key: fmt.Sprint("k", i), Type: rediswheel.StreamTaskType, Payload: payload, Attempt: 1}
+	}
+
+	err = workerHandler(guard, 0, nil, 0)(ctx, task(0))
+	require.ErrorIs(t, err, rediswheel.ErrNoHandler, "no stream Redis: no handler")
+
+	// MAXLEN ~ 5 trims whole nodes of stream-node-max-entries (100): 300
+	// messages leave at most about one node, never 300.
+	const n = 300
+	h := workerHandler(guard, 0, rdb, 5)
+	for i := range n {
+		require.NoError(t, h(ctx, task(i)))
+	}
+	length, err := rdb.XLen(ctx, stream).Result()
+	require.NoError(t, err)
+	assert.Less(t, length, int64(n), "-stream-max-len trims")
+	last, err := rdb.XRevRangeN(ctx, stream, "+", "-", 1).Result()
+	require.NoError(t, err)
+	require.Len(t, last, 1)
+	assert.Equal(t, fmt.Sprint("k", n-1), last[0].Values[rediswheel.StreamFieldKey])
 }
