@@ -43,6 +43,10 @@ type Config struct {
 	// Store.Payload), for what GET /v1/tasks/{key} shows of the callback
 	// (its traceparent). Optional: without it nothing of the callback is shown.
 	Payload func(ctx context.Context, key string) ([]byte, error)
+	// Streams says whether stream tasks may be created: the workers have a
+	// Redis to append their messages to (-stream-redis-url, or a Redis
+	// store). Without it a stream task is refused, 400 naming stream.
+	Streams bool
 	// MaxBody caps a request body: a larger one is 413 too_large (default
 	// 1 MiB).
 	MaxBody int64

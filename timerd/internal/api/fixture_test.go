@@ -33,7 +33,14 @@ type fixture struct {
 	check func(ctx context.Context, u *url.URL) error
 }
 
+// newFixture is newFixtureWith without changes: stream tasks allowed, as
+// on a server whose store is Redis.
 func newFixture(t *testing.T, c redis.UniversalClient, opts rediswheel.Options) *fixture {
+	return newFixtureWith(t, c, opts, nil)
+}
+
+// newFixtureWith makes a fixture whose Config change changes, if not nil.
+func newFixtureWith(t *testing.T, c redis.UniversalClient, opts rediswheel.Options, change func(*Config)) *fixture {
 	ns := redistest.Namespace(t, c)
 	opts.Namespace = ns
 	if opts.Shards == 0 {
@@ -42,15 +49,19 @@ func newFixture(t *testing.T, c redis.UniversalClient, opts rediswheel.Options) 
 	q, err := rediswheel.New(c, opts)
 	require.NoError(t, err)
 	f := &fixture{t: t, q: q, store: schedules.New(schedules.RedisDefinitions(c, ns), q, slog.Default())}
-	h, err := New(Config{
-		Queue: q, Schedules: f.store, MaxBody: 4096, Payload: q.Store().(*rediswheel.Store).Payload,
+	cfg := Config{
+		Queue: q, Schedules: f.store, MaxBody: 4096, Payload: q.Store().(*rediswheel.Store).Payload, Streams: true,
 		CheckCallback: func(ctx context.Context, u *url.URL) error {
 			if f.check != nil {
 				return f.check(ctx, u)
 			}
 			return nil
 		},
-	})
+	}
+	if change != nil {
+		change(&cfg)
+	}
+	h, err := New(cfg)
 	require.NoError(t, err)
 	f.h = h
 	f.api = httptest.NewServer(h)

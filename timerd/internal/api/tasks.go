@@ -14,10 +14,12 @@ type createRequest struct {
 	DueAt       *string       `json:"due_at"`
 	Delay       *string       `json:"delay"`
 	Callback    *callbackJSON `json:"callback"`
+	Stream      *streamJSON   `json:"stream"`
 	MaxAttempts *int          `json:"max_attempts"`
 }
 
-var createShape = shape{"key": nil, "due_at": nil, "delay": nil, "callback": callbackShape, "max_attempts": nil}
+var createShape = shape{"key": nil, "due_at": nil, "delay": nil, "callback": callbackShape, "stream": streamShape,
+	"max_attempts": nil}
 
 // raceRetries bounds how often a handler reads again a task that changed
 // between two of its calls (finished and forgotten between an Add that found
@@ -46,15 +48,25 @@ func (h *handler) createTask(w http.ResponseWriter, r *http.Request) error {
 		}
 		opts = append(opts, rediswheel.TaskMaxAttempts(*req.MaxAttempts))
 	}
+	if err := checkKind(req.Callback, req.Stream); err != nil {
+		return err
+	}
 	tp, err := requestTraceparent(r, req.Callback)
 	if err != nil {
 		return err
 	}
-	task, err := req.Callback.task(r.Context(), h.cfg.CheckCallback)
-	if err != nil {
+	var task rediswheel.HTTPTask
+	var stream rediswheel.StreamTask
+	var streamPayload []byte // set for a stream task
+	if req.Stream != nil {
+		if stream, streamPayload, err = req.Stream.payload(h.cfg.Streams, tp); err != nil {
+			return err
+		}
+		opts = append(opts, rediswheel.TaskType(rediswheel.StreamTaskType))
+	} else if task, err = req.Callback.task(r.Context(), h.cfg.CheckCallback); err != nil {
 		return err
 	}
-	if tp != "" {
+	if tp != "" && req.Callback != nil {
 		task.Header = task.Header.Clone()
 		if task.Header == nil {
 			task.Header = http.Header{}
@@ -64,9 +76,14 @@ func (h *handler) createTask(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	for range raceRetries {
 		var added bool
-		if due.relative {
+		switch {
+		case streamPayload != nil && due.relative:
+			added, err = h.cfg.Queue.AddAfter(ctx, req.Key, streamPayload, due.delay, opts...)
+		case streamPayload != nil:
+			added, err = h.cfg.Queue.Add(ctx, req.Key, streamPayload, due.at, opts...)
+		case due.relative:
 			added, err = h.cfg.Queue.AddHTTPAfter(ctx, req.Key, task, due.delay, opts...)
-		} else {
+		default:
 			added, err = h.cfg.Queue.AddHTTP(ctx, req.Key, task, due.at, opts...)
 		}
 		if err != nil {
@@ -91,10 +108,13 @@ func (h *handler) createTask(w http.ResponseWriter, r *http.Request) error {
 		}
 		v := taskView(info)
 		v.Created = &added
-		if v.Traceparent = tp; !added {
-			if v.Traceparent, err = h.storedTraceparent(ctx, req.Key); err != nil {
-				return err
+		if added {
+			v.Traceparent, v.Kind = tp, kindCallback
+			if streamPayload != nil {
+				v.Kind, v.Stream = kindStream, &streamView{stream.Stream}
 			}
+		} else if err = h.fromPayload(ctx, &v); err != nil {
+			return err
 		}
 		if added {
 			return writeJSON(w, http.StatusCreated, v)
@@ -143,7 +163,7 @@ func (h *handler) getTask(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	v := taskView(info)
-	if v.Traceparent, err = h.storedTraceparent(r.Context(), key); err != nil {
+	if err = h.fromPayload(r.Context(), &v); err != nil {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, v)

@@ -1,16 +1,14 @@
 package api
 
 import (
-	"context"
 	"net/http"
 	"strings"
-
-	"github.com/go-timingwheel/timingwheel/rediswheel"
 )
 
 // traceHeader is W3C Trace Context's header (https://www.w3.org/TR/trace-context/).
-// Given on POST /v1/tasks it is stored as a header of the task's callback,
-// and so sent with every delivery: the callback's trace links to the request
+// Given on POST /v1/tasks it is stored as a header of the task's callback
+// (a stream task's message field streamTraceField), and so sent with every
+// delivery: the callback's trace links to the request
 // that scheduled it, with no tracing SDK here.
 const traceHeader = "Traceparent"
 
@@ -52,22 +50,4 @@ func lowerHex(s string, n int) bool {
 		}
 	}
 	return true
-}
-
-// storedTraceparent is the traceparent stored with the task under key, ""
-// if none, if the task has finished (its payload is freed then), or if
-// Config.Payload is not given; an error only from the store.
-func (h *handler) storedTraceparent(ctx context.Context, key string) (string, error) {
-	if h.cfg.Payload == nil {
-		return "", nil
-	}
-	p, err := h.cfg.Payload(ctx, key)
-	if err != nil || len(p) == 0 {
-		return "", err
-	}
-	t, err := rediswheel.DecodeHTTPTask(p)
-	if err != nil {
-		return "", nil // not a callback of ours (written by other code): nothing to show
-	}
-	return t.Header.Get(traceHeader), nil
 }

@@ -29,6 +29,12 @@ type taskJSON struct {
 	// Traceparent is shown by the answers about one task, not by lists.
 	Traceparent string `json:"traceparent,omitempty"`
 	Created     *bool  `json:"created,omitempty"`
+
+	// Kind is what the task does, from its type (kindNames in stream.go).
+	Kind string `json:"kind,omitempty"`
+	// Stream is a stream task's stream, read from its payload as
+	// Traceparent is (fromPayload in stream.go).
+	Stream *streamView `json:"stream,omitempty"`
 }
 
 type deliveryJSON struct {
@@ -134,6 +140,7 @@ func taskView(info rediswheel.TaskInfo) taskJSON {
 		AddedAt: jsonTime(info.Added), StartedAt: jsonTime(info.Started), FinishedAt: jsonTime(info.Finished),
 		Deliveries: make([]deliveryJSON, 0, len(info.History)),
 	}
+	t.Kind = kindNames[info.Type]
 	if info.State == rediswheel.StateInFlight {
 		t.LeaseExpiresAt = jsonTime(info.Due)
 	} else {

@@ -57,6 +57,8 @@ type Config struct {
 	LogLevel                  slog.Level
 	// Flow is the flow control of callbacks per origin (limits.go).
 	Flow Flow
+	// Streams is where stream tasks' messages go (streams.go).
+	Streams Streams
 }
 
 // Parse reads the configuration from args (without the program name) and
@@ -90,6 +92,9 @@ func Parse(args []string, getenv func(string) string) (Config, error) {
 		}
 	}
 	if err := resolveStore(&c); err != nil {
+		return Config{}, err
+	}
+	if err := checkStreams(c); err != nil {
 		return Config{}, err
 	}
 	if c.BackoffLimit < c.BackoffBase {

@@ -13,7 +13,7 @@ import (
 // settings), so an
 // operator reads what took effect, whichever of flag, variable or default
 // gave it. The token is never shown, only whether there is one; the Redis
-// URL is shown without its password.
+// and stream Redis URLs are shown without their passwords.
 func (c Config) Attrs() []slog.Attr {
 	allow := strings.Join(c.AllowCallback, ",")
 	if allow == "" {
@@ -48,7 +48,21 @@ func (c Config) Attrs() []slog.Attr {
 		slog.String("origin-limits", c.originLimitsAttr()),
 		slog.Int("breaker-failures", c.Flow.Breaker.Failures),
 		slog.String("breaker-cooldown", c.Flow.Breaker.CoolDown.String()),
+		slog.String("stream-redis-url", c.streamRedisAttr()),
+		slog.Bool("stream-redis-cluster", c.Streams.RedisCluster),
+		slog.Int64("stream-max-len", c.Streams.MaxLen),
 	}
+}
+
+// streamRedisAttr says where stream tasks' messages go, without a password.
+func (c Config) streamRedisAttr() string {
+	switch {
+	case c.Streams.RedisURL != "":
+		return redactURL(c.Streams.RedisURL)
+	case c.Store == StoreRedis:
+		return "the store's"
+	}
+	return "none (stream tasks refused)"
 }
 
 // originLimitsAttr is -origin-limits as it took effect, by origin.

@@ -34,7 +34,10 @@ type backend struct {
 	kind  string // "redis", "postgres" or "sqlite": for the log
 	store durable.Store
 	redis redis.UniversalClient // the Redis store's client (tests hook it); nil on another store
-	defs  schedules.Definitions
+	// streams is the Redis that stream tasks append to (openStreams); nil:
+	// none, and the API refuses stream tasks.
+	streams redis.UniversalClient
+	defs    schedules.Definitions
 	// ping checks the connection (readiness, with the Queue's Stats).
 	ping  func(ctx context.Context) error
 	close func() error
@@ -44,21 +47,50 @@ type backend struct {
 // mistakes (a URL its driver cannot parse) or, for a store that must be
 // opened at once (a SQLite file), why it could not be.
 func openBackend(cfg config.Config) (*backend, error) {
+	var b *backend
+	var err error
 	switch cfg.Store {
 	case config.StoreRedis:
-		return openRedis(cfg)
+		b, err = openRedis(cfg)
 	case config.StoreSQLite:
-		return openSQLite(cfg)
+		b, err = openSQLite(cfg)
 	case config.StorePostgres:
-		return openPostgres(cfg)
+		b, err = openPostgres(cfg)
+	default:
+		return nil, fmt.Errorf("server: store %q is not available", cfg.Store)
 	}
-	return nil, fmt.Errorf("server: store %q is not available", cfg.Store)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.openStreams(cfg.Streams); err != nil {
+		b.close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// openStreams sets b.streams: a client of its own for -stream-redis-url
+// (connecting lazily, as the store's: a stream Redis that is down fails
+// the stream tasks' deliveries, which are retried), else the Redis store's
+// client, else none. b.close then closes a client of its own too.
+func (b *backend) openStreams(s config.Streams) error {
+	if s.RedisURL == "" {
+		b.streams = b.redis
+		return nil
+	}
+	client, err := connect(s.RedisURL, s.RedisCluster, "-stream-redis-url")
+	if err != nil {
+		return err
+	}
+	closeStore := b.close
+	b.streams, b.close = client, func() error { return errors.Join(closeStore(), client.Close()) }
+	return nil
 }
 
 // openRedis connects to Redis lazily: go-redis dials at the first command,
 // so a Server starts with Redis down and /readyz says so.
 func openRedis(cfg config.Config) (*backend, error) {
-	client, err := connect(cfg)
+	client, err := connect(cfg.RedisURL, cfg.RedisCluster, "-redis-url")
 	if err != nil {
 		return nil, err
 	}
@@ -71,19 +103,20 @@ func openRedis(cfg config.Config) (*backend, error) {
 		ping: func(ctx context.Context) error { return client.Ping(ctx).Err() }, close: client.Close}, nil
 }
 
-// connect makes the Redis client the URL describes; credentials, database
-// and TLS (rediss://) all come through it.
-func connect(cfg config.Config) (redis.UniversalClient, error) {
-	if cfg.RedisCluster {
-		opts, err := redis.ParseClusterURL(cfg.RedisURL)
+// connect makes the Redis client the URL describes, a cluster client if
+// cluster; credentials, database and TLS (rediss://) all come through it.
+// An error names flag, the URL's.
+func connect(rawURL string, cluster bool, flag string) (redis.UniversalClient, error) {
+	if cluster {
+		opts, err := redis.ParseClusterURL(rawURL)
 		if err != nil {
-			return nil, fmt.Errorf("server: -redis-url: %w", err)
+			return nil, fmt.Errorf("server: %s: %w", flag, err)
 		}
 		return redis.NewClusterClient(opts), nil
 	}
-	opts, err := redis.ParseURL(cfg.RedisURL)
+	opts, err := redis.ParseURL(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("server: -redis-url: %w", err)
+		return nil, fmt.Errorf("server: %s: %w", flag, err)
 	}
 	return redis.NewClient(opts), nil
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/go-timingwheel/timingwheel/rediswheel"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/ssrf"
 )
@@ -17,7 +19,12 @@ import (
 // created) is dead-lettered at once rather than retried MaxAttempts times:
 // retrying will not change the answer, and the dead set is where an
 // operator looks (requeue it once the allowlist names the destination).
-func workerHandler(guard *ssrf.Guard, timeout time.Duration) rediswheel.Handler {
+//
+// With streams (the backend's stream Redis) the Mux also has rediswheel's
+// StreamHandler under StreamTaskType, trimming at maxLen if positive.
+// Without, a stream task (created by a process that had one) has no handler
+// in the Mux, which dead-letters it: requeue it once this one has.
+func workerHandler(guard *ssrf.Guard, timeout time.Duration, streams redis.UniversalClient, maxLen int64) rediswheel.Handler {
 	var opts []rediswheel.HTTPOption
 	if timeout > 0 {
 		opts = append(opts, rediswheel.HTTPDefaultTimeout(timeout))
@@ -31,5 +38,12 @@ func workerHandler(guard *ssrf.Guard, timeout time.Duration) rediswheel.Handler 
 		}
 		return err
 	})
+	if streams != nil {
+		var opts []rediswheel.StreamOption
+		if maxLen > 0 {
+			opts = append(opts, rediswheel.StreamMaxLen(maxLen))
+		}
+		mux.Handle(rediswheel.StreamTaskType, rediswheel.StreamHandler(streams, opts...))
+	}
 	return mux.Handler
 }
