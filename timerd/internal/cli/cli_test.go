@@ -72,6 +72,7 @@ func TestCommands(t *testing.T) {
 	f, api := newFake(t, map[string]answer{
 		"GET /v1/tasks/order%2F1":                {200, `{"key":"order/1","state":"scheduled"}`},
 		"DELETE /v1/tasks/order%2F1":             {200, `{"cancelled":true}`},
+		"DELETE /v1/tasks/-odd":                  {200, `{"cancelled":true}`},
 		"GET /v1/tasks?limit=5&state=dead":       {200, `{"tasks":[],"next_cursor":""}`},
 		"GET /v1/schedules":                      {200, `{"schedules":[{"name":"nightly"}]}`},
 		"POST /v1/dead/k/requeue":                {200, `{"requeued":true}`},
@@ -88,6 +89,10 @@ func TestCommands(t *testing.T) {
 		{[]string{"tasks", "list", "-state", "retrying", "-cursor", "c1"}, "GET /v1/tasks?cursor=c1&state=retrying", `"tasks": []`},
 		{[]string{"schedules", "list"}, "GET /v1/schedules", `"name": "nightly"`},
 		{[]string{"dead", "requeue", "k"}, "POST /v1/dead/k/requeue", `"requeued": true`},
+		// Flags after the argument, as the README's session writes them.
+		{[]string{"tasks", "get", "order/1", "-server", api.URL}, "GET /v1/tasks/order%2F1", `"state": "scheduled"`},
+		// After "--" a key may start with '-'.
+		{[]string{"tasks", "cancel", "--", "-odd"}, "DELETE /v1/tasks/-odd", `"cancelled": true`},
 	} {
 		before := len(f.requests())
 		code, out, errOut := run(t, api, tc.args...)

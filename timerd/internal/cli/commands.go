@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 )
 
@@ -49,7 +50,8 @@ func runAPI(ctx context.Context, args []string, getenv func(string) string, stdo
 	limit := fs.Int("limit", 0, "")
 	cursor := fs.String("cursor", "", "")
 	all := fs.Bool("all", false, "")
-	if err := fs.Parse(args[2:]); err != nil {
+	pos, err := parseInterleaved(fs, args[2:])
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, usageText)
 			return err
@@ -79,9 +81,9 @@ func runAPI(ctx context.Context, args []string, getenv func(string) string, stdo
 		}
 	}
 	switch {
-	case spec.args >= 0 && fs.NArg() != spec.args:
-		return usage("%s takes %d argument(s), not %d", cmd, spec.args, fs.NArg())
-	case cmd == "dead requeue" && (*all == (fs.NArg() == 1) || fs.NArg() > 1):
+	case spec.args >= 0 && len(pos) != spec.args:
+		return usage("%s takes %d argument(s), not %d", cmd, spec.args, len(pos))
+	case cmd == "dead requeue" && (*all == (len(pos) == 1) || len(pos) > 1):
 		return usage("dead requeue takes one KEY, or -all")
 	case cmd == "tasks list" && *state == "":
 		return usage("tasks list needs -state")
@@ -90,7 +92,10 @@ func runAPI(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return usage("%v", err)
 	}
-	key := fs.Arg(0)
+	var key string
+	if len(pos) > 0 {
+		key = pos[0]
+	}
 	switch cmd {
 	case "tasks get":
 		return c.print(ctx, stdout, http.MethodGet, "/v1/tasks/"+url.PathEscape(key), nil)
@@ -183,4 +188,25 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// parseInterleaved parses args with fs, flags before, between or after the
+// arguments (timerd tasks get KEY -token-file F works as well as with the
+// flag first), and returns the arguments. Everything after "--" is an
+// argument, for a key that starts with '-'.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos, afterDash []string
+	if i := slices.Index(args, "--"); i >= 0 {
+		args, afterDash = args[:i], args[i+1:]
+	}
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return append(pos, afterDash...), nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
 }
