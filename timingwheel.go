@@ -83,7 +83,7 @@ func build(tick time.Duration, wheelSize int, opts []Option) (*TimingWheel, erro
 		bits:      b,
 		size:      1 << b,
 		clock:     cfg.clock,
-		queue:     delayqueue.NewIndexed(cfg.clock, func(b *bucket) *int { return &b.queueSlot }),
+		queue:     delayqueue.NewIndexed(cfg.clock, func(b *bucket) *delayqueue.Slot { return &b.queueSlot }),
 		exec:      executor{mode: cfg.mode},
 		shards:    make([]shard, n),
 		shardMask: uint32(n - 1),
