@@ -168,9 +168,9 @@ func (tw *TimingWheel) poll() {
 // callback it fired itself, on the goroutine it already has. So a timer
 // firing alone costs one goroutine, as time.AfterFunc's does, where poll
 // cost a goroutine wake-up and then a goroutine for the callback: fires
-// alone at 200 a second took 1.10× the runtime's whole-process CPU per fired
-// timer with ring and 1.29× with poll (medians of 4 interleaved rounds;
-// docs/bench/issue17.md, "Fire cost after the ring").
+// alone at 200 a second took 1.06-1.13× the runtime's whole-process CPU per
+// fired timer with ring and 1.10-1.29× with poll (medians of three
+// interleaved runs; docs/bench/issue17.md, "Fire cost, fires alone").
 func (tw *TimingWheel) ring() {
 	if tw.stopped.Load() {
 		return
