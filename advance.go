@@ -44,7 +44,13 @@ const callerBudget = 64
 const maxGrace = 2 * time.Millisecond
 
 type advancer struct {
-	mu       sync.Mutex
+	mu sync.Mutex
+	// ringing is set while ring advances the wheel: the last callback of
+	// each chunk is kept in held rather than handed to the executor, and
+	// ring runs the last one kept on its own goroutine, which the runtime
+	// started for it (see ring).
+	ringing  bool
+	held     func()
 	flushing *bucket  // taken from the queue, not yet fully flushed
 	ready    []func() // callbacks of the chunk just flushed, reused
 	grace    time.Duration
@@ -109,6 +115,13 @@ func (tw *TimingWheel) advanceLocked(now time.Duration, budget int) (more bool) 
 			a.flushing = nil
 		}
 		budget -= n + 1 // an empty bucket costs a little too
+		if a.ringing && len(a.ready) > 0 {
+			if a.held != nil {
+				tw.exec.run(a.held)
+			}
+			a.held = a.ready[len(a.ready)-1]
+			a.ready = a.ready[:len(a.ready)-1]
+		}
 		tw.exec.runAll(a.ready)
 		clear(a.ready)
 		a.ready = a.ready[:0]
@@ -116,8 +129,9 @@ func (tw *TimingWheel) advanceLocked(now time.Duration, budget int) (more bool) 
 	return a.flushing != nil || tw.queue.Next() <= now
 }
 
-// poll is the wheel's only goroutine: it sleeps until a bucket is due (or a
-// caller kicks it) and advances the wheel, until Stop. Finding a bucket due
+// poll is the poller of a wheel that does not ring (see ring), its only
+// goroutine: it sleeps until a bucket is due (or a caller kicks it) and
+// advances the wheel, until Stop. Finding a bucket due
 // when it wakes, with no caller having advanced the wheel for two graces,
 // means callers have stopped doing it, so it turns the grace off until they
 // do again: an idle wheel fires on time. (One miss is forgiven, as callers
@@ -144,6 +158,43 @@ func (tw *TimingWheel) poll() {
 			now = tw.queue.Now()
 		}
 		tw.adv.mu.Unlock()
+	}
+}
+
+// ring is the poller of a wheel on the System clock whose callbacks run on
+// goroutines of their own (the default): what the alarm runs, on a goroutine
+// the runtime starts for it as for time.AfterFunc's f. It advances the wheel
+// as poll does, sets the alarm for what is due next, and then runs the last
+// callback it fired itself, on the goroutine it already has. So a timer
+// firing alone costs one goroutine, as time.AfterFunc's does, where poll
+// cost a goroutine wake-up and then a goroutine for the callback: fires
+// alone at 200 a second took 1.06-1.13× the runtime's whole-process CPU per
+// fired timer with ring and 1.10-1.29× with poll (medians of three
+// interleaved runs; docs/bench/issue17.md, "Fire cost, fires alone").
+func (tw *TimingWheel) ring() {
+	if tw.stopped.Load() {
+		return
+	}
+	a := &tw.adv
+	a.mu.Lock()
+	a.ringing = true
+	now := tw.queue.Now()
+	if tw.queue.Next() <= now && now-a.lastHelp > 2*a.grace {
+		tw.queue.SetGrace(0)
+	}
+	for tw.advanceLocked(now, chunk) {
+		a.ringing = false
+		a.mu.Unlock() // let a caller in between chunks, as poll does
+		a.mu.Lock()
+		a.ringing = true
+		now = tw.queue.Now()
+	}
+	f := a.held
+	a.held, a.ringing = nil, false
+	a.mu.Unlock()
+	tw.queue.Rearm()
+	if f != nil {
+		f()
 	}
 }
 

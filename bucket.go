@@ -1,5 +1,7 @@
 package timingwheel
 
+import "github.com/go-timingwheel/timingwheel/delayqueue"
+
 // noExpiration marks a bucket that is not in the delay queue.
 const noExpiration = -1
 
@@ -31,30 +33,47 @@ const releaseCap = 256
 // a million pending timers from a few slices at once and marks them in
 // parallel, where it would follow a list one cache miss at a time.
 //
-// A bucket is in the delay queue exactly when expiration != noExpiration: it
-// is offered when its expiration changes (when the first timer lands in it for
-// a new rotation) and taken out either by the advancer, which resets the
-// expiration in the same hold of the shard's lock (see take), or by the Stop,
-// Reset or collection that empties it before it is due (see unlink), which
-// withdraws it and releases it at once: so a bucket whose timers were all
-// stopped wakes nobody and holds no memory. A bucket exists (is in its
-// level's page) while it is queued or being flushed; the flush that empties
-// it releases it.
+// A bucket is in the delay queue exactly when expiration != noExpiration,
+// unless it is vacant (below): it is offered when its expiration changes
+// (when the first timer lands in it for a new rotation) and taken out either
+// by the advancer, which resets the expiration in the same hold of the
+// shard's lock (see take), or when it empties before it is due, by the Stop,
+// Reset or collection that empties it (see unlink and retire): so a bucket
+// whose timers were all stopped wakes nobody. A bucket exists (is in its
+// level's page) while it is queued, vacant or being flushed; the flush that
+// empties it releases it.
+//
+// A vacant bucket is one that emptied before it was due and was left in its
+// level, abandoned in the delay queue (see delayqueue's Abandon), rather than
+// withdrawn under the queue's lock: the queue drops it if it reaches the
+// head, so the poller is still never woken for it, and a timer that lands in
+// it takes it back, usually still queued at the expiration it had, so that a
+// timer alone in its bucket, armed and stopped in turn, takes the queue's
+// lock neither to arm nor to stop (bench/cmd/peers, bucket=alone, 1M
+// pending: 117-120 ns an AfterFunc+Stop with Remove, 99-104 with this;
+// docs/bench/issue17.md). Its
+// expiration is the one it was last offered at; whether the queue has
+// dropped it since, only the queue knows (see insertLocked). A shard keeps
+// at most as many vacant buckets as others (see shard.vacant), so they hold
+// memory in proportion to the pending timers.
 type bucket struct {
 	// timers[taken:] are the bucket's timers; timers[:taken] were taken out
 	// by the flush in progress, oldest first (taken is 0 between flushes).
-	timers     []*Timer
-	taken      int
+	timers []*Timer
+	taken  uint32 // as Timer.slot: a bucket holds fewer than 2^32 timers
+	// vacant is b's position in its shard's vacant list plus one, 0 when b
+	// is not vacant.
+	vacant     int32
 	expiration int64 // in ticks since the wheel started, or noExpiration
 	shard      *shard
 	level      int32 // where the bucket is in its shard's levels
 	index      int32 // its slot's index in the level (below MaxWheelSize)
-	// queueSlot is the delay queue's word (see delayqueue.NewIndexed): the
-	// queue writes and reads it under its own lock, nobody else touches it.
-	queueSlot int
+	// queueSlot is the delay queue's (see delayqueue.NewIndexed): only the
+	// queue reads and writes it.
+	queueSlot delayqueue.Slot
 }
 
-func (b *bucket) empty() bool { return b.taken == len(b.timers) }
+func (b *bucket) empty() bool { return int(b.taken) == len(b.timers) }
 
 // holds reports whether a timer of b, due at the tick old, may stay in b
 // when Reset moves it to the tick due: b's flush then re-inserts it by due,
@@ -116,7 +135,7 @@ func (t *Timer) unlink() {
 	case b.empty():
 		b.reset()
 		if b.expiration != noExpiration {
-			b.withdraw() // one being flushed is released by its flush
+			b.retire() // one being flushed is released by its flush
 		}
 	case b.taken == 0 && cap(b.timers) > releaseCap && len(b.timers) < cap(b.timers)/4:
 		// Shrink to twice what is left; positions, and so slots, stay. The
@@ -152,7 +171,7 @@ const retargetMax = 128
 // its expiration) and holds at most retargetMax timers; if they are all due
 // after b's slot, it files them elsewhere and releases b.
 func (b *bucket) retarget() {
-	n := len(b.timers) - b.taken
+	n := len(b.timers) - int(b.taken)
 	if b.level == 0 || b.expiration == noExpiration || n == 0 || n > retargetMax {
 		return
 	}
@@ -197,14 +216,58 @@ func (b *bucket) refile() {
 	b.withdraw()
 }
 
-// withdraw takes b, queued and emptied before it is due, out of the delay
-// queue, so that the poller is not woken for it, and releases it, so that it
-// holds no memory.
+// retire gives up on b, queued and emptied before it is due, so that the
+// poller is not woken for it: it leaves b vacant if b is not the queue's
+// head and its shard may keep one more vacant bucket, and withdraws it
+// otherwise.
+func (b *bucket) retire() {
+	s := b.shard
+	if cap(b.timers) > vacantCap {
+		b.timers = nil
+	}
+	// The bound first: Abandon cannot be undone without the queue's lock.
+	if 2*(len(s.vacant)+1) > s.buckets ||
+		!s.wheel.queue.Abandon(b, s.wheel.startOf(b.expiration)) {
+		b.withdraw()
+		return
+	}
+	s.vacant = append(s.vacant, b)
+	b.vacant = int32(len(s.vacant))
+}
+
+// vacantCap bounds the array a vacant bucket keeps for the timer that may
+// land in it again: 8 pointers (64 B), so that a vacant bucket holds at most
+// 128 B.
+const vacantCap = 8
+
+// withdraw takes b, emptied before it is due and queued or vacant, out of
+// the delay queue, so that the poller is not woken for it, and releases it,
+// so that it holds no memory.
 func (b *bucket) withdraw() {
 	s := b.shard
-	s.wheel.queue.Remove(b)
+	s.wheel.queue.Remove(b) // also takes back a vacant b, abandoned there
 	b.expiration = noExpiration
 	s.release(b)
+}
+
+// unlistVacant takes b out of its shard's vacant list, if it is there.
+// Callers hold the shard's mu.
+func (s *shard) unlistVacant(b *bucket) {
+	i := int(b.vacant) - 1
+	if i < 0 {
+		return
+	}
+	last := len(s.vacant) - 1
+	if i != last {
+		moved := s.vacant[last]
+		s.vacant[i], moved.vacant = moved, int32(i+1)
+	}
+	s.vacant[last] = nil
+	s.vacant = s.vacant[:last]
+	b.vacant = 0
+	if c := cap(s.vacant); c > 64 && len(s.vacant) < c/4 {
+		s.vacant = append(make([]*bucket, 0, 2*len(s.vacant)), s.vacant...)
+	}
 }
 
 // grow moves b's timers, which fill their array, into the shard's spare if

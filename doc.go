@@ -22,7 +22,7 @@
 // it. Each non-empty bucket is offered to a DelayQueue (package delayqueue)
 // under its expiration: the earliest due tick of the timers put in it (on
 // level 0, the bucket's one tick), where Kafka uses the tick at which the
-// bucket's range starts. One poller goroutine (or a caller, see below) takes
+// bucket's range starts. The poller (or a caller, see below) takes
 // the earliest bucket once it is due, advances the current time to that
 // bucket's expiration and re-inserts its timers: those due fire, the rest
 // drop to a finer level. So the poller wakes only at ticks where some timer
@@ -37,6 +37,14 @@
 // the only allocation of an AfterFunc (48 bytes), and no Timer points to
 // another, which keeps the garbage collector's marking of a million pending
 // timers parallel. Time is integer ticks on the monotonic clock.
+//
+// The poller is what the delay queue's alarm wakes: on the System clock,
+// with callbacks on goroutines of their own (the default), the alarm is a
+// runtime timer that starts a goroutine, as time.AfterFunc does, which
+// advances the wheel and runs the last callback it fired itself, so a timer
+// firing alone costs one goroutine, as the runtime's does; otherwise (a
+// Clock of your own, WithWorkerPool, WithInlineCallbacks) it is one
+// goroutine that sleeps on the alarm.
 //
 // The levels are split into shards, 4×GOMAXPROCS of them (rounded up to a
 // power of two, at most 1024), each with its own lock: a
@@ -145,7 +153,7 @@
 // pointers per shard, and buckets are made and released as they are used.
 //
 // Share one wheel per process, as Netty advises for its HashedWheelTimer: a
-// wheel has its own poller goroutine, runtime alarm, delay queue and
+// wheel has its own poller, runtime alarm, delay queue and
 // 4×GOMAXPROCS shards, and all timers due in one tick of a shard share one bucket,
 // however many there are. A wheel per connection or per request multiplies
 // all of that and batches nothing. The package-level functions use one
@@ -161,8 +169,8 @@
 // a FakeClock to test code built on a wheel without sleeping.
 //
 // A wheel made with New inside a testing/synctest bubble runs on the
-// bubble's fake time (its poller sleeps on the bubble's timers); Stop it
-// before the bubble ends, since its poller is a goroutine of the bubble. Do
-// not use the default wheel in a bubble: it outlives every test, so if a
-// bubble creates it, the poller belongs to that bubble.
+// bubble's fake time (its alarm is one of the bubble's timers); Stop it
+// before the bubble ends, since its poller belongs to the bubble. Do not
+// use the default wheel in a bubble: it outlives every test, so if a bubble
+// creates it, the poller belongs to that bubble.
 package timingwheel

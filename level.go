@@ -84,16 +84,42 @@ func (s *shard) bucketAt(l int, index int64) *bucket {
 		p.buckets[index&(pageSize-1)] = b
 		p.live++
 		lv.live++
+		s.buckets++
 	}
 	return b
 }
 
-// release takes b, empty and out of the delay queue, out of its level,
-// releasing the page and the level if they empty, and the levels above the
-// last one that holds a bucket; b, the page and a small level's table are
-// kept for reuse while the shard holds any bucket, and all but freeIdle
-// buckets go when it holds none. Callers hold s.mu.
+// release takes b, empty and out of the delay queue (or vacant),
+// out of its level, releasing the page and the level if they empty, and the
+// levels above the last one that holds a bucket; b, the page and a small
+// level's table are kept for reuse while the shard holds any bucket, and all
+// but freeIdle buckets go when it holds none. It withdraws the last vacant
+// buckets while they outnumber the others (see shard.vacant).
+// Callers hold s.mu.
 func (s *shard) release(b *bucket) {
+	s.drop(b)
+	for 2*len(s.vacant) > s.buckets {
+		a := s.vacant[len(s.vacant)-1]
+		s.wheel.queue.Remove(a) // takes back what Abandon left
+		a.expiration = noExpiration
+		s.drop(a)
+	}
+	if len(s.levels) == 0 {
+		clear(s.levels[:cap(s.levels)]) // the page tables kept
+		s.freePage = nil
+		if len(s.free) > freeIdle {
+			clear(s.free[freeIdle:])
+			s.free = s.free[:freeIdle]
+		}
+	}
+}
+
+// drop takes b out of its level and of the vacant list, releasing the
+// page, the level and the levels above the last that holds a bucket, and
+// keeps b for reuse.
+func (s *shard) drop(b *bucket) {
+	s.unlistVacant(b)
+	s.buckets--
 	lv := &s.levels[b.level]
 	p := lv.pages[b.index>>pageBits]
 	p.buckets[b.index&(pageSize-1)] = nil
@@ -112,13 +138,5 @@ func (s *shard) release(b *bucket) {
 	}
 	if len(s.free) < freeBuckets {
 		s.free = append(s.free, b)
-	}
-	if len(s.levels) == 0 {
-		clear(s.levels[:cap(s.levels)]) // the page tables kept
-		s.freePage = nil
-		if len(s.free) > freeIdle {
-			clear(s.free[freeIdle:])
-			s.free = s.free[:freeIdle]
-		}
 	}
 }

@@ -44,7 +44,17 @@ type shard struct {
 	// timers it takes out, as Tickers are, fills another bucket as big as
 	// the one it empties. Its capacity is at most twice counters.pending
 	// when last checked (see trimSpare); nil when there is none.
-	spare    []*Timer
+	spare []*Timer
+	// buckets counts the shard's buckets (those in its levels' pages), and
+	// vacant lists the vacant ones (see bucket), at most half of them: so
+	// vacant buckets are at most as many as the others, each of which holds
+	// a timer or is being flushed. release withdraws the last vacant ones
+	// when a bucket goes, and retire withdraws a bucket instead of leaving
+	// it vacant when one more would break the bound. So a shard whose every
+	// timer was stopped holds no bucket, and a timer alone in its shard is
+	// withdrawn when stopped.
+	buckets  int
+	vacant   []*bucket
 	stopped  bool // set by the wheel's Stop
 	counters counters
 
@@ -162,6 +172,22 @@ func (s *shard) insertLocked(t *Timer) bool {
 		}
 		b := s.bucketAt(l, slot&(w.size-1))
 		b.push(t)
+		if b.vacant != 0 {
+			// Vacant (see retire): in this rotation of its slot if the
+			// queue still holds it (the current slot never passes a
+			// queued bucket); if the queue dropped it, maybe an earlier
+			// one, which does not matter to an empty bucket. Take it
+			// back at its timer's tick, as queued when that is where it
+			// is: so a timer alone in its bucket, armed and stopped in
+			// turn, takes the queue's lock neither to arm nor to stop.
+			s.unlistVacant(b)
+			if w.queue.Reclaim(b) && due == b.expiration {
+				return true
+			}
+			b.expiration = due
+			w.queue.Offer(b, w.startOf(due)) // moves it, or queues it again
+			return true
+		}
 		// A bucket expires at the earliest due tick of the timers put in
 		// it, not at the start of its slot as in Kafka: so the poller wakes
 		// for a bucket of a coarse level when its first timer is due, fires
@@ -256,10 +282,11 @@ func (s *shard) flush(b *bucket, limit int, ready *[]func()) (n int, done bool) 
 // delay queue if that is earlier, so that a shard whose buckets are all far
 // ahead does not file new timers by a stale current slot (onto a coarse level
 // whose bucket is already due, costing a cascade). It is safe because no
-// bucket of the shard is behind the new current slot: every bucket of the
-// shard is in the queue (so at or after its head), except one the advancer
-// has taken and not finished, and the advancer calls catchUp only when it has
-// none.
+// bucket of the shard that holds a timer is behind the new current slot:
+// every such bucket is in the queue (so at or after its head), except one the
+// advancer has taken and not finished, and the advancer calls catchUp only
+// when it has none. (A vacant bucket the queue dropped may be left behind:
+// it is empty, and a timer landing in it is offered afresh.)
 func (s *shard) catchUp(now time.Duration) {
 	w := s.wheel
 	s.mu.Lock()
@@ -292,6 +319,7 @@ func (s *shard) stop() {
 		}
 	}
 	s.levels, s.free, s.spare, s.freePage = nil, nil, nil, nil
+	s.buckets, s.vacant = 0, nil
 }
 
 // lockAll locks every shard, in index order.

@@ -12,3 +12,11 @@ func TestTimerSize(t *testing.T) {
 		t.Fatalf("Timer is %d bytes, want 48: the size class and the README's figures depend on it", got)
 	}
 }
+
+// TestBucketSize: a bucket is one 64-byte object (the size class above is
+// 80), with the delay queue's slot and its place in the abandoned list.
+func TestBucketSize(t *testing.T) {
+	if got := unsafe.Sizeof(bucket{}); got != 64 {
+		t.Fatalf("bucket is %d bytes, want 64", got)
+	}
+}

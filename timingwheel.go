@@ -38,6 +38,9 @@ type TimingWheel struct {
 	done     chan struct{} // closed when the poller returns
 	stopped  atomic.Bool
 	stopOnce sync.Once
+	// rings is set when the wheel has no poller: its alarm starts a
+	// goroutine that advances the wheel (see ring).
+	rings bool
 	// pollerID is the poller goroutine's id, with WithInlineCallbacks only:
 	// Stop called from an inline callback must not wait for the poller.
 	pollerID atomic.Uint64
@@ -51,13 +54,23 @@ type TimingWheel struct {
 //
 // wheelSize is rounded up to a power of two. New returns ErrInvalidTick if
 // tick <= 0, ErrInvalidWheelSize if wheelSize < 2 or > MaxWheelSize, and
-// ErrInvalidOption for a bad Option. Stop the wheel to release its goroutine.
+// ErrInvalidOption for a bad Option. Stop the wheel to release its alarm and
+// its goroutine, if it has one (see Stop).
 func New(tick time.Duration, wheelSize int, opts ...Option) (*TimingWheel, error) {
 	tw, err := build(tick, wheelSize, opts)
 	if err != nil {
 		return nil, err
 	}
-	go tw.poll()
+	// On the System clock with callbacks on goroutines of their own, the
+	// alarm starts the poller's goroutine for each ring (see ring): no
+	// goroutine sleeps for the wheel. Other clocks have no such alarm, and
+	// the other executors run callbacks elsewhere than on a fresh goroutine.
+	if tw.exec.mode == execGoroutine && tw.queue.Ring(tw.ring) {
+		tw.rings = true
+		close(tw.done) // no poller goroutine to wait for
+	} else {
+		go tw.poll()
+	}
 	return tw, nil
 }
 
@@ -83,7 +96,7 @@ func build(tick time.Duration, wheelSize int, opts []Option) (*TimingWheel, erro
 		bits:      b,
 		size:      1 << b,
 		clock:     cfg.clock,
-		queue:     delayqueue.NewIndexed(cfg.clock, func(b *bucket) *int { return &b.queueSlot }),
+		queue:     delayqueue.NewIndexed(cfg.clock, func(b *bucket) *delayqueue.Slot { return &b.queueSlot }),
 		exec:      executor{mode: cfg.mode},
 		shards:    make([]shard, n),
 		shardMask: uint32(n - 1),
@@ -126,7 +139,9 @@ func (tw *TimingWheel) timeOf(ns time.Duration) time.Time { return tw.epoch.Add(
 //
 // Stop is idempotent and safe to call concurrently, from any goroutine,
 // callbacks included. Every call made outside the wheel's callbacks returns
-// once the wheel has wholly stopped: its poller has exited and, with
+// once the wheel has wholly stopped: its poller has exited (on the System
+// clock with callbacks on their own goroutines, a wheel has no poller
+// goroutine, and Stop waits instead for an advance in progress) and, with
 // WithWorkerPool, the callbacks already queued have run and the workers have
 // exited; concurrent calls all wait for that. A call from a callback running
 // on the poller (WithInlineCallbacks) or on a worker (WithWorkerPool) stops
@@ -153,6 +168,12 @@ func (tw *TimingWheel) Stop() {
 	// pollerID is 0 until the poller runs; a caller's id never is.
 	if caller == 0 || caller != tw.pollerID.Load() {
 		<-tw.done
+	}
+	if tw.rings {
+		// A ring in progress finishes advancing (it finds the wheel
+		// stopped); one that starts later returns at once.
+		tw.adv.mu.Lock()
+		tw.adv.mu.Unlock()
 	}
 	// Every call clears, which is idempotent: with the shards stopped no
 	// bucket is offered any more.

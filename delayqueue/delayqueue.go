@@ -11,12 +11,17 @@
 //     new head, and every PollDue that removes one, moves the alarm there
 //     directly. So the waiter is woken only when something is due, never to
 //     re-arm its alarm, and not at all while others take the due values first.
+//   - On the System clock, Ring replaces the waiter with a function the
+//     alarm runs on a goroutine of its own, as time.AfterFunc does: then no
+//     goroutine sleeps for the queue.
 //   - SetGrace lets the alarm ring a little after the head is due, for a
 //     process whose own goroutines usually take due values in time: the
 //     waiter then stays asleep while they keep up.
 //   - A queue made with NewIndexed can Remove a value before it is due, and
 //     moves the alarm on when that value was the head: a value withdrawn in
-//     time wakes nobody.
+//     time wakes nobody. Its owner can also Abandon a value that is not the
+//     head without taking the queue's lock: the queue drops it when it
+//     reaches the head, before arming the alarm for it (see abandon.go).
 //
 // Times are durations since the queue's epoch (the Clock's reading at New), so
 // the head fits in one atomic word.
@@ -59,15 +64,16 @@ type DelayQueue[T any] struct {
 
 	mu sync.Mutex // protects the fields below, and orders every use of alarm
 	pq *pq.Queue[entry[T]]
-	// slot, for a NewIndexed queue, returns the word each value keeps for
-	// the queue: its position in pq plus one, 0 while it is not queued.
-	// The queue writes it, with mu held, whenever the value moves.
-	slot func(T) *int
+	// slot, for a NewIndexed queue, returns the Slot each value keeps for
+	// the queue (see Slot).
+	slot func(T) *Slot
 	// armedAt is what the alarm is set to, or Never when it is disarmed or
 	// has rung. Invariant, whenever mu is free: armedAt is the head's
 	// expiration plus the grace in force when it was set, or Never for an
 	// empty queue.
 	armedAt time.Duration
+	// ring, set by Ring, is called instead of waking a waiter.
+	ring func()
 }
 
 // New returns an empty queue on clock, or on System if clock is nil. Its
@@ -90,18 +96,17 @@ func New[T any](clock Clock) *DelayQueue[T] {
 }
 
 // NewIndexed is New for values that can be removed before they are due (see
-// Remove). slot(v) must return the address of a word that v keeps for the
-// queue, 0 when v is made: the queue stores v's position there while v is
-// queued, with its lock held, and 0 again when v leaves. Reading the word is
-// the queue's business only. A value may be in the queue at most once: Offer
-// panics for a value already queued.
-func NewIndexed[T any](clock Clock, slot func(T) *int) *DelayQueue[T] {
+// Remove and Abandon). slot(v) must return the address of a Slot that v
+// keeps for the queue, the zero Slot when v is made; only the queue reads and
+// writes it. A value is in the queue at most once: Offer of a queued value
+// moves it.
+func NewIndexed[T any](clock Clock, slot func(T) *Slot) *DelayQueue[T] {
 	if slot == nil {
 		panic("delayqueue: NewIndexed called with nil slot")
 	}
 	q := New[T](clock)
 	q.slot = slot
-	q.pq = pq.NewIndexed(earlier[T], func(e entry[T], i int) { *slot(e.value) = i + 1 })
+	q.pq = pq.NewIndexed(earlier[T], func(e entry[T], i int) { slot(e.value).pos = int32(i + 1) })
 	return q
 }
 
@@ -129,15 +134,16 @@ func (q *DelayQueue[T]) Now() time.Duration {
 
 // Offer adds v, to be taken once the clock reaches expiration (a duration
 // since the epoch). On a NewIndexed queue that holds v already, it moves v to
-// the new expiration instead. It never blocks on the waiter.
+// the new expiration instead. An abandoned value must be reclaimed before it
+// is offered again (see Reclaim). Offer never blocks on the waiter.
 func (q *DelayQueue[T]) Offer(v T, expiration time.Duration) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	e := entry[T]{value: v, expiration: expiration}
 	if q.slot != nil {
-		if i := *q.slot(v) - 1; i >= 0 {
+		if i := int(q.slot(v).pos) - 1; i >= 0 {
 			q.pq.Set(i, e)
-			if i == 0 || *q.slot(v) == 1 { // it was or is the head
+			if i == 0 || q.slot(v).pos == 1 { // it was or is the head
 				q.headChangedLocked()
 			}
 			return
@@ -187,21 +193,34 @@ func (q *DelayQueue[T]) PollDueIf(now time.Duration, is func(T) bool) (v T, ok b
 		return v, false
 	}
 	q.pq.Pop()
+	if q.slot != nil {
+		// Abandoned after the queue last looked at it as the head: it
+		// leaves the queue all the same, live for its next Offer.
+		if s := q.slot(head.value); s.state.Load() != slotLive {
+			s.state.Store(slotLive)
+		}
+	}
 	q.headChangedLocked()
 	return head.value, true
 }
 
 // Remove takes v out of a NewIndexed queue before it is due, and reports
 // whether it was there. When v was the head, the alarm moves on to the next
-// head (or is disarmed), so the waiter does not wake for v. Remove panics on
-// a queue made by New.
+// head (or is disarmed), so the waiter does not wake for v. An abandoned v
+// is taken back as well (it is live again, queued or not), and Remove
+// reports false if the queue had dropped it. Remove panics on a queue made
+// by New.
 func (q *DelayQueue[T]) Remove(v T) bool {
 	if q.slot == nil {
 		panic("delayqueue: Remove on a queue made by New, not NewIndexed")
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	i := *q.slot(v) - 1
+	s := q.slot(v)
+	if s.state.Load() != slotLive {
+		s.state.Store(slotLive)
+	}
+	i := int(s.pos) - 1
 	if i < 0 {
 		return false
 	}
@@ -212,14 +231,22 @@ func (q *DelayQueue[T]) Remove(v T) bool {
 	return true
 }
 
-// headChangedLocked publishes the new head's expiration and moves the alarm
-// to it.
+// headChangedLocked publishes the new head's expiration, drops the head
+// while it is abandoned (see dropAbandonedLocked), and moves the alarm to
+// the head left.
 func (q *DelayQueue[T]) headChangedLocked() {
-	next := Never
-	if h, ok := q.pq.Peek(); ok {
-		next = h.expiration
+	for {
+		next := Never
+		h, ok := q.pq.Peek()
+		if ok {
+			next = h.expiration
+		}
+		// Published before the head's slot is read: see Abandon.
+		q.next.Store(int64(next))
+		if !ok || !q.dropAbandonedLocked(h.value) {
+			break
+		}
 	}
-	q.next.Store(int64(next))
 	q.rearmLocked()
 }
 
@@ -244,8 +271,14 @@ func (q *DelayQueue[T]) Wait(exit <-chan struct{}) bool {
 	return true
 }
 
-// Kick makes the waiter's current or next Wait return now. It never blocks.
+// Kick makes the waiter's current or next Wait return now, or on a queue
+// that rings (see Ring) calls the ring function in a goroutine of its own.
+// It never blocks.
 func (q *DelayQueue[T]) Kick() {
+	if q.ring != nil {
+		go q.rung()
+		return
+	}
 	select {
 	case q.kick <- struct{}{}:
 	default:

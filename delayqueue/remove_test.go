@@ -13,11 +13,11 @@ import (
 // the queue keeps in it.
 type value struct {
 	name int
-	slot int
+	slot Slot
 }
 
 func newIndexedQueue(c Clock) *DelayQueue[*value] {
-	return NewIndexed(c, func(v *value) *int { return &v.slot })
+	return NewIndexed(c, func(v *value) *Slot { return &v.slot })
 }
 
 // TestRemoveModel holds an indexed queue against a sorted slice of (value,
@@ -68,7 +68,7 @@ func TestRemoveModel(t *testing.T) {
 				if i >= 0 {
 					model = slices.Delete(model, i, i+1)
 				}
-				require.Zero(t, v.slot, "a value out of the queue keeps a slot")
+				require.Zero(t, v.slot.pos, "a value out of the queue keeps a slot")
 			case op < 17:
 				v, ok := q.PollDue(now)
 				due := len(model) > 0 && model[0].exp <= now
