@@ -176,5 +176,9 @@ func TestAbandonedHeadWakesNobody(t *testing.T) {
 	close(exit)
 	for range out {
 	}
-	require.Equal(t, uint64(2), q.Wakeups())
+	// One wake-up for e, one for d unless the waiter, back from handing e
+	// over, found d already due (the clock is advanced as soon as e is
+	// received): never one for the abandoned values.
+	require.LessOrEqual(t, q.Wakeups(), uint64(2), "the waiter woke for an abandoned value")
+	require.GreaterOrEqual(t, q.Wakeups(), uint64(1))
 }
