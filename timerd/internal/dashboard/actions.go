@@ -51,7 +51,7 @@ func (d *dashboard) act(w http.ResponseWriter, r *http.Request, op string,
 		d.fail(w, r, http.StatusBadRequest, err.Error())
 		return
 	case err != nil:
-		d.failRedis(w, r, op, err)
+		d.failStore(w, r, op, err)
 		return
 	}
 	d.Log.Info("dashboard: "+op, "key", key, "done", ok, "remote", r.RemoteAddr)

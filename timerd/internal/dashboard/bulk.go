@@ -52,7 +52,7 @@ func (d *dashboard) bulkForm(w http.ResponseWriter, r *http.Request) {
 	}
 	st, err := d.Queue.Stats(r.Context())
 	if err != nil {
-		d.failRedis(w, r, "Stats", err)
+		d.failStore(w, r, "Stats", err)
 		return
 	}
 	n := int(st.Total.Dead)
@@ -85,7 +85,7 @@ func (d *dashboard) bulk(w http.ResponseWriter, r *http.Request) {
 	done, err := d.eachDead(r.Context(), n, op.do(d.Queue))
 	d.Log.Info("dashboard: "+op.verb+" the dead set", "confirmed", n, "done", done, "err", err, "remote", r.RemoteAddr)
 	if err != nil {
-		d.failRedis(w, r, fmt.Sprintf("%s (after %s)", op.verb, plural(done, "task")), err)
+		d.failStore(w, r, fmt.Sprintf("%s (after %s)", op.verb, plural(done, "task")), err)
 		return
 	}
 	q := url.Values{"done": {op.outcome}, "n": {strconv.Itoa(done)}}

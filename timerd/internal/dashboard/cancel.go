@@ -26,7 +26,7 @@ func (d *dashboard) cancelForm(w http.ResponseWriter, r *http.Request) {
 		d.fail(w, r, http.StatusBadRequest, err.Error())
 		return
 	case err != nil:
-		d.failRedis(w, r, "Get", err)
+		d.failStore(w, r, "Get", err)
 		return
 	}
 	var explain string

@@ -31,7 +31,7 @@
 // Every POST must come from a page of this dashboard: see sameOrigin
 // (csrf.go). Every response carries a Content-Security-Policy that allows no
 // script at all, X-Frame-Options DENY and nosniff (headers.go). Every task
-// key, error and other value from Redis is user data: html/template escapes
+// key, error and other value from the store is user data: html/template escapes
 // it for the context it lands in.
 package dashboard
 
@@ -56,9 +56,9 @@ type Config struct {
 	Queue *rediswheel.Queue // required
 	Auth  *auth.Checker     // required; an Open Checker lets everyone in
 	// Namespace is shown in every page's title bar, so that an operator
-	// knows which wheel they are steering; it is not used for Redis.
+	// knows which wheel they are steering; it is not used for the store.
 	Namespace string
-	Log       *slog.Logger // Redis errors and refused requests; nil: discarded
+	Log       *slog.Logger // store errors and refused requests; nil: discarded
 	// Schedules are the periodic schedules the schedule pages show; nil:
 	// those pages say there are none to show.
 	Schedules *schedules.Store
@@ -76,7 +76,7 @@ type dashboard struct {
 }
 
 // New returns the handler of every path under /ui/ (full paths: mount it at
-// "/ui/" on the server's mux). It checks cfg and makes no call to Redis; the
+// "/ui/" on the server's mux). It checks cfg and makes no call to the store; the
 // errors it returns wrap ErrConfig.
 func New(cfg Config) (http.Handler, error) {
 	if cfg.Queue == nil {

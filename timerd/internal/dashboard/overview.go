@@ -27,7 +27,7 @@ type overviewData struct {
 func (d *dashboard) overview(w http.ResponseWriter, r *http.Request) {
 	st, err := d.Queue.Stats(r.Context())
 	if err != nil {
-		d.failRedis(w, r, "Stats", err)
+		d.failStore(w, r, "Stats", err)
 		return
 	}
 	d.render(w, r, http.StatusOK, "overview", "Overview", overviewData{Stats: st, States: states, Outcome: outcomeOf(r)})

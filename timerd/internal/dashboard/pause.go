@@ -30,7 +30,7 @@ func (d *dashboard) pause(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := d.Queue.Pause(r.Context()); err != nil {
-		d.failRedis(w, r, "Pause", err)
+		d.failStore(w, r, "Pause", err)
 		return
 	}
 	d.Log.Info("dashboard: Pause", "remote", r.RemoteAddr)
@@ -43,7 +43,7 @@ func (d *dashboard) resume(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := d.Queue.Resume(r.Context()); err != nil {
-		d.failRedis(w, r, "Resume", err)
+		d.failStore(w, r, "Resume", err)
 		return
 	}
 	d.Log.Info("dashboard: Resume", "remote", r.RemoteAddr)

@@ -129,9 +129,9 @@ func (d *dashboard) fail(w http.ResponseWriter, r *http.Request, status int, msg
 	d.render(w, r, status, "error", http.StatusText(status), errorData{Status: status, Message: msg})
 }
 
-// failRedis renders a failed call to Redis as a 503, and logs it.
-func (d *dashboard) failRedis(w http.ResponseWriter, r *http.Request, op string, err error) {
-	d.Log.Error("dashboard: redis", "op", op, "err", err)
+// failStore renders a failed call to Redis as a 503, and logs it.
+func (d *dashboard) failStore(w http.ResponseWriter, r *http.Request, op string, err error) {
+	d.Log.Error("dashboard: store", "op", op, "err", err)
 	d.fail(w, r, http.StatusServiceUnavailable, op+" failed: "+err.Error())
 }
 

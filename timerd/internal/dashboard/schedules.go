@@ -37,7 +37,7 @@ func (d *dashboard) schedules(w http.ResponseWriter, r *http.Request) {
 	if d.Schedules != nil {
 		defs, err := d.Schedules.List(r.Context())
 		if err != nil {
-			d.failRedis(w, r, "schedules List", err)
+			d.failStore(w, r, "schedules List", err)
 			return
 		}
 		now := d.now()
@@ -88,7 +88,7 @@ func (d *dashboard) schedule(w http.ResponseWriter, r *http.Request) {
 		d.fail(w, r, http.StatusNotFound, "No schedule "+name+".")
 		return
 	case err != nil:
-		d.failRedis(w, r, "schedules Get", err)
+		d.failStore(w, r, "schedules Get", err)
 		return
 	}
 	now := d.now()
@@ -107,14 +107,14 @@ func (d *dashboard) schedule(w http.ResponseWriter, r *http.Request) {
 	}
 	if !next.IsZero() {
 		if data.Next, err = lookup(next); err != nil {
-			d.failRedis(w, r, "Get", err)
+			d.failStore(w, r, "Get", err)
 			return
 		}
 	}
 	for _, at := range last {
 		rn, err := lookup(at)
 		if err != nil {
-			d.failRedis(w, r, "Get", err)
+			d.failStore(w, r, "Get", err)
 			return
 		}
 		data.Runs = append(data.Runs, rn)

@@ -43,14 +43,14 @@ func (d *dashboard) task(w http.ResponseWriter, r *http.Request) {
 		d.fail(w, r, http.StatusBadRequest, err.Error())
 		return
 	case err != nil:
-		d.failRedis(w, r, "Get", err)
+		d.failStore(w, r, "Get", err)
 		return
 	}
 	pending := info.State == rediswheel.StateScheduled || info.State == rediswheel.StateRetrying ||
 		info.State == rediswheel.StateInFlight
 	req, err := d.requestOf(r.Context(), key, info.State)
 	if err != nil {
-		d.failRedis(w, r, "Payload", err)
+		d.failStore(w, r, "Payload", err)
 		return
 	}
 	d.render(w, r, http.StatusOK, "task", "Task", taskData{

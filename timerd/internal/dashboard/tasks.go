@@ -82,7 +82,7 @@ func (d *dashboard) list(w http.ResponseWriter, r *http.Request, name string, st
 		d.fail(w, r, http.StatusBadRequest, "This page's cursor is not one the dashboard made: start from the first page.")
 		return
 	case err != nil:
-		d.failRedis(w, r, "List", err)
+		d.failStore(w, r, "List", err)
 		return
 	}
 	title := "Tasks " + stateSlug(state)
