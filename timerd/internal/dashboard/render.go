@@ -129,7 +129,7 @@ func (d *dashboard) fail(w http.ResponseWriter, r *http.Request, status int, msg
 	d.render(w, r, status, "error", http.StatusText(status), errorData{Status: status, Message: msg})
 }
 
-// failStore renders a failed call to Redis as a 503, and logs it.
+// failStore renders a failed call to the store as a 503, and logs it.
 func (d *dashboard) failStore(w http.ResponseWriter, r *http.Request, op string, err error) {
 	d.Log.Error("dashboard: store", "op", op, "err", err)
 	d.fail(w, r, http.StatusServiceUnavailable, op+" failed: "+err.Error())
