@@ -3,6 +3,7 @@ package pgwheel
 import (
 	"context"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/go-timingwheel/timingwheel/durable"
@@ -60,7 +61,7 @@ type settleParams struct {
 // settled is a Settle's result.
 type settled struct {
 	Codes       []durable.SettleCode // one per settlement, in order
-	NextDue     time.Time            // the earliest due time left in the namespace; zero when none
+	NextDue     time.Time            // the earliest due time the call gave a task; zero when none
 	DeadTrimmed int                  // dead tasks forgotten past DeadCap
 	KeptTrimmed int                  // retained tasks forgotten: retention over, or past MaxRetained
 }
@@ -75,6 +76,12 @@ type settled struct {
 // appended to the task's log (done ones only with Retention, as
 // rediswheel). Retained tasks whose retention has ended are trimmed, at
 // least as many as this call retained plus 16.
+//
+// Round trips: BEGIN, one pipeline (the clock, one statement forgetting
+// every done task when there is no retention, one locking the other tasks),
+// one pipeline of the other tasks' moves and the trims, COMMIT. No query
+// for the namespace's next due time: the Queue learns of the tasks this
+// call makes due again from NextDue, and of every other from Claim.
 //
 // Unknown outcomes and negative delays are refused (ErrArgument) before
 // anything is written.
@@ -91,17 +98,16 @@ func (s *Store) settle(ctx context.Context, p settleParams, ss []settlement) (se
 	var out settled
 	err := s.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		out = settled{Codes: make([]durable.SettleCode, len(ss))}
-		c, err := readClock(ctx, tx)
+		c, locked, err := s.settleLock(ctx, tx, retainMs, ss, out.Codes)
 		if err != nil {
 			return err
 		}
+		var b pgx.Batch
 		buried, retained := 0, 0
-		for i, st := range ss {
-			code, err := s.settleOne(ctx, tx, c, p, retainMs, st)
-			if err != nil {
-				return fmt.Errorf("%q: %w", st.Key, err)
-			}
-			out.Codes[i] = code
+		var next time.Time // the earliest due time the call sets
+		for _, l := range locked {
+			code, due := s.settleOne(&b, c, p, retainMs, ss[l.i], l)
+			out.Codes[l.i] = code
 			switch code {
 			case durable.SettleDead:
 				buried++
@@ -110,21 +116,49 @@ func (s *Store) settle(ctx context.Context, p settleParams, ss []settlement) (se
 					retained++
 				}
 			}
-		}
-		if buried > 0 {
-			if out.DeadTrimmed, err = s.trimDead(ctx, tx, p.DeadCap, trimDeadLimit*buried); err != nil {
-				return fmt.Errorf("trim dead: %w", err)
+			if !due.IsZero() && (next.IsZero() || due.Before(next)) {
+				next = due
 			}
 		}
-		if out.KeptTrimmed, err = s.trimKept(ctx, tx, c, p.MaxRetained, 16+retained, retained > 0); err != nil {
+		moves := b.Len()
+		if buried > 0 {
+			b.Queue(trimDeadSQL, s.namespace, p.DeadCap, trimDeadLimit*buried)
+		}
+		keptLimit := 16 + retained
+		b.Queue(trimKeptExpiredSQL, s.namespace, c.now, keptLimit)
+		// One round trip for every move and trim.
+		br := tx.SendBatch(ctx, &b)
+		for range moves {
+			if _, err := br.Exec(); err != nil {
+				br.Close()
+				return err
+			}
+		}
+		if buried > 0 {
+			tag, err := br.Exec()
+			if err != nil {
+				br.Close()
+				return fmt.Errorf("trim dead: %w", err)
+			}
+			out.DeadTrimmed = int(tag.RowsAffected())
+		}
+		tag, err := br.Exec()
+		if err != nil {
+			br.Close()
 			return fmt.Errorf("trim retained: %w", err)
 		}
-		var next int64
-		if err := tx.QueryRow(ctx, `SELECT `+msOf(`(SELECT min(at) FROM pgwheel_task WHERE namespace = $1 AND place = 'due')`),
-			s.namespace).Scan(&next); err != nil {
-			return fmt.Errorf("next: %w", err)
+		out.KeptTrimmed = int(tag.RowsAffected())
+		if err := br.Close(); err != nil {
+			return err
 		}
-		out.NextDue = fromMillis(next)
+		if retained > 0 && out.KeptTrimmed < keptLimit {
+			tag, err := tx.Exec(ctx, trimKeptOverCapSQL, s.namespace, p.MaxRetained, keptLimit-out.KeptTrimmed)
+			if err != nil {
+				return fmt.Errorf("trim retained: %w", err)
+			}
+			out.KeptTrimmed += int(tag.RowsAffected())
+		}
+		out.NextDue = next
 		return nil
 	})
 	if err != nil {
@@ -133,46 +167,153 @@ func (s *Store) settle(ctx context.Context, p settleParams, ss []settlement) (se
 	return out, nil
 }
 
-// settleOne locks the task if st's token is current, and applies st as
-// lua/settle.lua does.
-func (s *Store) settleOne(ctx context.Context, tx pgx.Tx, c clock, p settleParams, retainMs int64, st settlement) (durable.SettleCode, error) {
-	var attempts, postponements, ownMax int
-	var cancelled bool
-	var d delivering
-	// The fencing check: only the holder of the current token may finish a task.
-	err := tx.QueryRow(ctx, `SELECT attempts, postponements, max_attempts, cancel_requested,
-		coalesce(delivery_attempt, -1), coalesce(worker, ''), coalesce(started, 'epoch')
-		FROM pgwheel_task WHERE namespace = $1 AND key = $2 AND place = 'lease' AND token = $3
-		FOR UPDATE`, s.namespace, st.Key, st.Token).Scan(&attempts, &postponements, &ownMax, &cancelled,
-		&d.attempt, &d.worker, &d.started)
-	if err == pgx.ErrNoRows {
-		return durable.SettleRejected, nil
+// settling is a task in flight that settleLock locked for ss[i], its token
+// current.
+type settling struct {
+	i                               int
+	attempts, postponements, ownMax int
+	cancelled                       bool
+	d                               delivering
+}
+
+// settleForgetSQL finishes, at once and without a trace, the tasks in
+// flight under the given keys and tokens: done outcomes without retention,
+// the most common settle, in one statement (lua/settle.lua forgets such a
+// task the same way). A cancelled one is forgotten too: it finishes as
+// cancelled, and without retention nothing of it is kept either.
+const settleForgetSQL = `DELETE FROM pgwheel_task t
+	USING unnest($2::text[], $3::bigint[]) AS l(key, token)
+	WHERE t.namespace = $1 AND t.key = l.key AND t.place = 'lease' AND t.token = l.token
+	RETURNING t.key, t.token, t.cancel_requested`
+
+// settleLockSQL is the fencing check of every other outcome: it locks the
+// tasks whose token is current, in key order (so that two settles never
+// wait on each other in a cycle), and reads what settleOne needs.
+const settleLockSQL = `SELECT t.key, t.token, t.attempts, t.postponements, t.max_attempts, t.cancel_requested,
+		coalesce(t.delivery_attempt, -1), coalesce(t.worker, ''), coalesce(t.started, 'epoch')
+	FROM pgwheel_task t, unnest($2::text[], $3::bigint[]) AS l(key, token)
+	WHERE t.namespace = $1 AND t.key = l.key AND t.place = 'lease' AND t.token = l.token
+	ORDER BY t.key
+	FOR UPDATE OF t`
+
+// settleLock reads the clock, forgets the done tasks when there is no
+// retention (setting their codes), and locks the other tasks whose token is
+// current, all in one round trip. A delivery named twice in ss is settled
+// by its first outcome; the later one is stale by then (SettleRejected).
+func (s *Store) settleLock(ctx context.Context, tx pgx.Tx, retainMs int64, ss []settlement, codes []durable.SettleCode) (clock, []settling, error) {
+	type delivery struct {
+		key   string
+		token int64
 	}
-	if err != nil {
-		return 0, err
+	first := make(map[delivery]int, len(ss))
+	var forget, lock []int // indexes in ss, each delivery once
+	for i, st := range ss {
+		d := delivery{st.Key, st.Token}
+		if _, ok := first[d]; ok {
+			continue
+		}
+		first[d] = i
+		if st.Outcome == durable.OutcomeDone && retainMs <= 0 {
+			forget = append(forget, i)
+		} else {
+			lock = append(lock, i)
+		}
 	}
-	errText := storableText(st.Error)
-	outcome := st.Outcome
-	if cancelled {
-		outcome = "cancelled"
+	arrays := func(idx []int) ([]string, []int64) {
+		sort.Slice(idx, func(a, b int) bool { return ss[idx[a]].Key < ss[idx[b]].Key })
+		keys, tokens := make([]string, len(idx)), make([]int64, len(idx))
+		for j, i := range idx {
+			keys[j], tokens[j] = ss[i].Key, ss[i].Token
+		}
+		return keys, tokens
 	}
 	var b pgx.Batch
-	code := durable.SettleRejected
+	b.Queue(clockSQL)
+	if len(forget) > 0 {
+		keys, tokens := arrays(forget)
+		b.Queue(settleForgetSQL, s.namespace, keys, tokens)
+	}
+	if len(lock) > 0 {
+		keys, tokens := arrays(lock)
+		b.Queue(settleLockSQL, s.namespace, keys, tokens)
+	}
+	br := tx.SendBatch(ctx, &b)
+	defer br.Close()
+	var c clock
+	if err := br.QueryRow().Scan(&c.now, &c.nowUp); err != nil {
+		return clock{}, nil, err
+	}
+	if len(forget) > 0 {
+		rows, err := br.Query()
+		if err != nil {
+			return clock{}, nil, err
+		}
+		for rows.Next() {
+			var d delivery
+			var cancelled bool
+			if err := rows.Scan(&d.key, &d.token, &cancelled); err != nil {
+				rows.Close()
+				return clock{}, nil, err
+			}
+			codes[first[d]] = durable.SettleDone
+			if cancelled {
+				codes[first[d]] = durable.SettleCancelled
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return clock{}, nil, err
+		}
+	}
+	var locked []settling
+	if len(lock) > 0 {
+		rows, err := br.Query()
+		if err != nil {
+			return clock{}, nil, err
+		}
+		for rows.Next() {
+			var d delivery
+			var l settling
+			if err := rows.Scan(&d.key, &d.token, &l.attempts, &l.postponements, &l.ownMax, &l.cancelled,
+				&l.d.attempt, &l.d.worker, &l.d.started); err != nil {
+				rows.Close()
+				return clock{}, nil, err
+			}
+			l.i = first[d]
+			locked = append(locked, l)
+		}
+		if err := rows.Err(); err != nil {
+			return clock{}, nil, err
+		}
+	}
+	return c, locked, br.Close()
+}
+
+// settleOne queues on b the moves of st, whose task t is locked with st's
+// token current, as lua/settle.lua does, and returns st's code and the due
+// time it gives the task (zero unless it is due again).
+func (s *Store) settleOne(b *pgx.Batch, c clock, p settleParams, retainMs int64, st settlement, t settling) (durable.SettleCode, time.Time) {
+	errText := storableText(st.Error)
+	outcome := st.Outcome
+	if t.cancelled {
+		outcome = "cancelled"
+	}
+	code, due := durable.SettleRejected, time.Time{}
 	if outcome == durable.OutcomeLater {
-		if postponements < p.MaxPostponements {
+		if t.postponements < p.MaxPostponements {
+			due = c.after(millisCeil(st.Delay))
 			b.Queue(`UPDATE pgwheel_task SET place = 'due', at = $3, postponements = postponements + 1,
 				attempts = attempts - 1, token = NULL, last_error = $4, unconfirmed = 0
-				WHERE namespace = $1 AND key = $2`, s.namespace, st.Key, c.after(millisCeil(st.Delay)), errText)
+				WHERE namespace = $1 AND key = $2`, s.namespace, st.Key, due, errText)
 			code = durable.SettlePostponed
 		} else {
 			outcome = durable.OutcomeRetry // out of postponements: a failed attempt
 		}
 	}
-	max := ownMax
+	max := t.ownMax
 	if max == 0 {
 		max = p.MaxAttempts
 	}
-	if outcome == durable.OutcomeRetry && attempts >= max {
+	if outcome == durable.OutcomeRetry && t.attempts >= max {
 		outcome = durable.OutcomeDead
 	}
 	finished := outcome == durable.OutcomeDone || outcome == "cancelled"
@@ -180,28 +321,30 @@ func (s *Store) settleOne(ctx context.Context, tx pgx.Tx, c clock, p settleParam
 	// the retry or death it became. Queued first: it reads the delivery
 	// fields the moves below keep.
 	if retainMs > 0 || !finished {
-		s.remember(&b, st.Key, d, c.now, string(outcome), errText, st.Result, p.HistoryLen)
+		s.remember(b, st.Key, t.d, c.now, string(outcome), errText, st.Result, p.HistoryLen)
 	}
 	switch {
 	case finished:
-		s.retire(&b, st.Key, string(outcome), c, retainMs)
+		s.retire(b, st.Key, string(outcome), c, retainMs)
 		code = durable.SettleDone
 		if outcome != durable.OutcomeDone {
 			code = durable.SettleCancelled
 		}
 	case outcome == durable.OutcomeRelease:
+		due = c.now
 		b.Queue(`UPDATE pgwheel_task SET place = 'due', at = $3, attempts = attempts - 1, token = NULL,
-			unconfirmed = 0 WHERE namespace = $1 AND key = $2`, s.namespace, st.Key, c.now)
+			unconfirmed = 0 WHERE namespace = $1 AND key = $2`, s.namespace, st.Key, due)
 		code = durable.SettleReleased
 	case outcome == durable.OutcomeDead:
-		s.bury(&b, st.Key, c, errText)
+		s.bury(b, st.Key, c, errText)
 		code = durable.SettleDead
 	case outcome == durable.OutcomeRetry:
+		due = c.after(millisCeil(st.Delay))
 		b.Queue(`UPDATE pgwheel_task SET place = 'due', at = $3, token = NULL, last_error = $4,
-			unconfirmed = 0 WHERE namespace = $1 AND key = $2`, s.namespace, st.Key, c.after(millisCeil(st.Delay)), errText)
+			unconfirmed = 0 WHERE namespace = $1 AND key = $2`, s.namespace, st.Key, due, errText)
 		code = durable.SettleRetry
 	}
-	return code, sendBatch(ctx, tx, &b)
+	return code, due
 }
 
 // knownOutcome reports whether o is one of durable's outcome kinds; Settle
