@@ -164,32 +164,49 @@ func (s *Store) Add(ctx context.Context, reqs []*durable.AddRequest) (earliest i
 	}
 	earliest = -1
 	out := make([]Added, len(writes))
-	err := s.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		// Adds go as one statement over arrays, Replaces one by one (each
-		// locks its row and deletes its history first): every key is
-		// unique by now, so their order does not matter.
-		var adds [][]any
-		var at []int // adds[j] is writes[at[j]]
-		for i, w := range writes {
-			if w.mode == modeAdd {
-				adds, at = append(adds, w.args), append(at, i)
-				continue
+	// Adds alone that fit one statement need no transaction: the statement
+	// is one by itself, which spares the BEGIN and COMMIT round trips.
+	var alone [][]any
+	for _, w := range writes {
+		if w.mode != modeAdd || len(writes) > maxAddRows {
+			alone = nil
+			break
+		}
+		alone = append(alone, w.args)
+	}
+	var err error
+	switch {
+	case len(writes) == 0:
+	case len(alone) > 0:
+		out, err = s.addRowsOn(ctx, s.pool, alone)
+	default:
+		err = s.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+			// Adds go as one statement over arrays, Replaces one by one (each
+			// locks its row and deletes its history first): every key is
+			// unique by now, so their order does not matter.
+			var adds [][]any
+			var at []int // adds[j] is writes[at[j]]
+			for i, w := range writes {
+				if w.mode == modeAdd {
+					adds, at = append(adds, w.args), append(at, i)
+					continue
+				}
+				a, err := s.addOne(ctx, tx, w.mode, w.args)
+				if err != nil {
+					return err
+				}
+				out[i] = a
 			}
-			a, err := s.addOne(ctx, tx, w.mode, w.args)
+			added, err := s.addRows(ctx, tx, adds)
 			if err != nil {
 				return err
 			}
-			out[i] = a
-		}
-		added, err := s.addRows(ctx, tx, adds)
-		if err != nil {
-			return err
-		}
-		for j, a := range added {
-			out[at[j]] = a
-		}
-		return nil
-	})
+			for j, a := range added {
+				out[at[j]] = a
+			}
+			return nil
+		})
+	}
 	for i, w := range writes {
 		switch {
 		case err != nil:

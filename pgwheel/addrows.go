@@ -59,10 +59,22 @@ const addRowsSQL = `WITH c AS MATERIALIZED (SELECT * FROM pgwheel_clock()),
 // statement, on tx, and returns one Added per task, in order. A key that
 // appears again after its first task gets AddExists.
 func (s *Store) addRows(ctx context.Context, tx pgx.Tx, args [][]any) ([]Added, error) {
+	return s.addRowsOn(ctx, tx, args)
+}
+
+// rowsQuerier runs one statement returning rows: a pgx.Tx, or the pool
+// for a statement that is a transaction by itself.
+type rowsQuerier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// addRowsOn is addRows on q, which must be a transaction unless args fit
+// one statement (at most maxAddRows).
+func (s *Store) addRowsOn(ctx context.Context, q rowsQuerier, args [][]any) ([]Added, error) {
 	out := make([]Added, len(args))
 	for lo := 0; lo < len(args); lo += maxAddRows {
 		part := args[lo:min(lo+maxAddRows, len(args))]
-		if err := s.addRowsPart(ctx, tx, part, out[lo:lo+len(part)]); err != nil {
+		if err := s.addRowsPart(ctx, q, part, out[lo:lo+len(part)]); err != nil {
 			return nil, err
 		}
 	}
@@ -70,7 +82,7 @@ func (s *Store) addRows(ctx context.Context, tx pgx.Tx, args [][]any) ([]Added, 
 }
 
 // addRowsPart runs addRowsSQL for args, setting out[i] for args[i].
-func (s *Store) addRowsPart(ctx context.Context, tx pgx.Tx, args [][]any, out []Added) error {
+func (s *Store) addRowsPart(ctx context.Context, q rowsQuerier, args [][]any, out []Added) error {
 	n := len(args)
 	keys, delays, payloads, types := make([]string, n), make([]int64, n), make([][]byte, n), make([]string, n)
 	ats := make([]pgtype.Timestamptz, n)
@@ -88,7 +100,7 @@ func (s *Store) addRowsPart(ctx context.Context, tx pgx.Tx, args [][]any, out []
 		}
 		out[i] = Added{Status: durable.AddExists}
 	}
-	rows, err := tx.Query(ctx, addRowsSQL, s.namespace, keys, ats, delays, payloads, types,
+	rows, err := q.Query(ctx, addRowsSQL, s.namespace, keys, ats, delays, payloads, types,
 		timeouts, maxAttempts, bases, limits)
 	if err != nil {
 		return fmt.Errorf("pgwheel: add: %w", err)

@@ -120,11 +120,12 @@ func (s *Store) trimDead(ctx context.Context, tx pgx.Tx, cap, limit int) (int, e
 	return int(tag.RowsAffected()), err
 }
 
-// trimKeptExpiredSQL forgets retained tasks whose retention has ended by $2,
-// at most $3, skipping rows others hold.
+// trimKeptExpiredSQL forgets retained tasks whose retention has ended by
+// the clock it reads (so that a pipeline can send it before any reply), at
+// most $2, skipping rows others hold.
 const trimKeptExpiredSQL = `DELETE FROM pgwheel_task WHERE namespace = $1 AND key IN (
-	SELECT key FROM pgwheel_task WHERE namespace = $1 AND place = 'kept' AND at <= $2
-	ORDER BY at, key LIMIT $3 FOR UPDATE SKIP LOCKED)`
+	SELECT key FROM pgwheel_task WHERE namespace = $1 AND place = 'kept' AND at <= (SELECT now FROM pgwheel_clock())
+	ORDER BY at, key LIMIT $2 FOR UPDATE SKIP LOCKED)`
 
 // trimKeptOverCapSQL forgets the oldest retained tasks while more than $2
 // are retained, at most $3.
@@ -137,8 +138,8 @@ const trimKeptOverCapSQL = `DELETE FROM pgwheel_task WHERE namespace = $1 AND ke
 // trimKept forgets retained tasks whose retention has ended, at most limit,
 // and, when overCap, then the oldest while more than cap are retained: at
 // most limit in all. It returns how many it forgot.
-func (s *Store) trimKept(ctx context.Context, tx pgx.Tx, c clock, cap, limit int, overCap bool) (int, error) {
-	tag, err := tx.Exec(ctx, trimKeptExpiredSQL, s.namespace, c.now, limit)
+func (s *Store) trimKept(ctx context.Context, tx pgx.Tx, cap, limit int, overCap bool) (int, error) {
+	tag, err := tx.Exec(ctx, trimKeptExpiredSQL, s.namespace, limit)
 	if err != nil {
 		return 0, err
 	}

@@ -77,11 +77,13 @@ type settled struct {
 // rediswheel). Retained tasks whose retention has ended are trimmed, at
 // least as many as this call retained plus 16.
 //
-// Round trips: BEGIN, one pipeline (the clock, one statement forgetting
-// every done task when there is no retention, one locking the other tasks),
-// one pipeline of the other tasks' moves and the trims, COMMIT. No query
-// for the namespace's next due time: the Queue learns of the tasks this
-// call makes due again from NextDue, and of every other from Claim.
+// Round trips: with only done outcomes and no retention, one (see
+// settleForget); else BEGIN, one pipeline (the clock, one statement
+// forgetting every done task when there is no retention, one locking the
+// other tasks), one pipeline of the other tasks' moves and the trims,
+// COMMIT. No query for the namespace's next due time: the Queue learns of
+// the tasks this call makes due again from NextDue, and of every other from
+// Claim.
 //
 // Unknown outcomes and negative delays are refused (ErrArgument) before
 // anything is written.
@@ -95,10 +97,14 @@ func (s *Store) settle(ctx context.Context, p settleParams, ss []settlement) (se
 		}
 	}
 	retainMs := millisCeil(p.Retention)
+	plan := planSettle(ss, retainMs)
+	if len(plan.lock) == 0 {
+		return s.settleForget(ctx, ss, plan)
+	}
 	var out settled
 	err := s.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		out = settled{Codes: make([]durable.SettleCode, len(ss))}
-		c, locked, err := s.settleLock(ctx, tx, retainMs, ss, out.Codes)
+		c, locked, err := s.settleLock(ctx, tx, ss, plan, out.Codes)
 		if err != nil {
 			return err
 		}
@@ -125,7 +131,7 @@ func (s *Store) settle(ctx context.Context, p settleParams, ss []settlement) (se
 			b.Queue(trimDeadSQL, s.namespace, p.DeadCap, trimDeadLimit*buried)
 		}
 		keptLimit := 16 + retained
-		b.Queue(trimKeptExpiredSQL, s.namespace, c.now, keptLimit)
+		b.Queue(trimKeptExpiredSQL, s.namespace, keptLimit)
 		// One round trip for every move and trim.
 		br := tx.SendBatch(ctx, &b)
 		for range moves {
@@ -196,95 +202,153 @@ const settleLockSQL = `SELECT t.key, t.token, t.attempts, t.postponements, t.max
 	ORDER BY t.key
 	FOR UPDATE OF t`
 
-// settleLock reads the clock, forgets the done tasks when there is no
-// retention (setting their codes), and locks the other tasks whose token is
-// current, all in one round trip. A delivery named twice in ss is settled
-// by its first outcome; the later one is stale by then (SettleRejected).
-func (s *Store) settleLock(ctx context.Context, tx pgx.Tx, retainMs int64, ss []settlement, codes []durable.SettleCode) (clock, []settling, error) {
-	type delivery struct {
-		key   string
-		token int64
-	}
-	first := make(map[delivery]int, len(ss))
-	var forget, lock []int // indexes in ss, each delivery once
+// delivery names one delivery: a task's key and its token.
+type delivery struct {
+	key   string
+	token int64
+}
+
+// settlePlan sorts a Settle's outcomes: forget holds the done outcomes
+// when there is no retention (settleForgetSQL), lock every other; each
+// delivery once, in key order, from its first outcome (first maps it to its
+// index in the call: a later outcome for the same delivery is stale by the
+// time it would apply, SettleRejected).
+type settlePlan struct {
+	forget, lock []int
+	first        map[delivery]int
+}
+
+func planSettle(ss []settlement, retainMs int64) settlePlan {
+	p := settlePlan{first: make(map[delivery]int, len(ss))}
 	for i, st := range ss {
 		d := delivery{st.Key, st.Token}
-		if _, ok := first[d]; ok {
+		if _, ok := p.first[d]; ok {
 			continue
 		}
-		first[d] = i
+		p.first[d] = i
 		if st.Outcome == durable.OutcomeDone && retainMs <= 0 {
-			forget = append(forget, i)
+			p.forget = append(p.forget, i)
 		} else {
-			lock = append(lock, i)
+			p.lock = append(p.lock, i)
 		}
 	}
-	arrays := func(idx []int) ([]string, []int64) {
+	byKey := func(idx []int) {
 		sort.Slice(idx, func(a, b int) bool { return ss[idx[a]].Key < ss[idx[b]].Key })
-		keys, tokens := make([]string, len(idx)), make([]int64, len(idx))
-		for j, i := range idx {
-			keys[j], tokens[j] = ss[i].Key, ss[i].Token
-		}
-		return keys, tokens
 	}
+	byKey(p.forget)
+	byKey(p.lock)
+	return p
+}
+
+// arrays are the keys and tokens of ss[idx...], for unnest.
+func arrays(ss []settlement, idx []int) ([]string, []int64) {
+	keys, tokens := make([]string, len(idx)), make([]int64, len(idx))
+	for j, i := range idx {
+		keys[j], tokens[j] = ss[i].Key, ss[i].Token
+	}
+	return keys, tokens
+}
+
+// forgotten reads settleForgetSQL's reply into codes.
+func forgotten(br pgx.BatchResults, plan settlePlan, codes []durable.SettleCode) error {
+	rows, err := br.Query()
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var d delivery
+		var cancelled bool
+		if err := rows.Scan(&d.key, &d.token, &cancelled); err != nil {
+			return err
+		}
+		codes[plan.first[d]] = durable.SettleDone
+		if cancelled {
+			codes[plan.first[d]] = durable.SettleCancelled
+		}
+	}
+	return rows.Err()
+}
+
+// settleForget is a settle with nothing to lock (only done outcomes, no
+// retention), the common one: settleForgetSQL and the trim of expired
+// retained tasks in one pipeline, which PostgreSQL runs as one implicit
+// transaction (one Sync): one round trip, no BEGIN or COMMIT. Nothing is
+// made due again: NextDue is zero.
+func (s *Store) settleForget(ctx context.Context, ss []settlement, plan settlePlan) (settled, error) {
+	out := settled{Codes: make([]durable.SettleCode, len(ss))}
 	var b pgx.Batch
-	b.Queue(clockSQL)
-	if len(forget) > 0 {
-		keys, tokens := arrays(forget)
+	if len(plan.forget) > 0 {
+		keys, tokens := arrays(ss, plan.forget)
 		b.Queue(settleForgetSQL, s.namespace, keys, tokens)
 	}
-	if len(lock) > 0 {
-		keys, tokens := arrays(lock)
-		b.Queue(settleLockSQL, s.namespace, keys, tokens)
+	b.Queue(trimKeptExpiredSQL, s.namespace, 16)
+	br := s.pool.SendBatch(ctx, &b)
+	err := func() error {
+		if len(plan.forget) > 0 {
+			if err := forgotten(br, plan, out.Codes); err != nil {
+				return err
+			}
+		}
+		tag, err := br.Exec()
+		if err != nil {
+			return fmt.Errorf("trim retained: %w", err)
+		}
+		out.KeptTrimmed = int(tag.RowsAffected())
+		return nil
+	}()
+	if cerr := br.Close(); err == nil {
+		err = cerr
 	}
+	if err != nil {
+		return settled{}, fmt.Errorf("pgwheel: settle: %w", err)
+	}
+	return out, nil
+}
+
+// settleLock reads the clock, forgets plan.forget's tasks (setting their
+// codes), and locks plan.lock's tasks whose token is current, all in one
+// round trip.
+func (s *Store) settleLock(ctx context.Context, tx pgx.Tx, ss []settlement, plan settlePlan, codes []durable.SettleCode) (clock, []settling, error) {
+	var b pgx.Batch
+	b.Queue(clockSQL)
+	if len(plan.forget) > 0 {
+		keys, tokens := arrays(ss, plan.forget)
+		b.Queue(settleForgetSQL, s.namespace, keys, tokens)
+	}
+	keys, tokens := arrays(ss, plan.lock)
+	b.Queue(settleLockSQL, s.namespace, keys, tokens)
 	br := tx.SendBatch(ctx, &b)
 	defer br.Close()
 	var c clock
 	if err := br.QueryRow().Scan(&c.now, &c.nowUp); err != nil {
 		return clock{}, nil, err
 	}
-	if len(forget) > 0 {
-		rows, err := br.Query()
-		if err != nil {
-			return clock{}, nil, err
-		}
-		for rows.Next() {
-			var d delivery
-			var cancelled bool
-			if err := rows.Scan(&d.key, &d.token, &cancelled); err != nil {
-				rows.Close()
-				return clock{}, nil, err
-			}
-			codes[first[d]] = durable.SettleDone
-			if cancelled {
-				codes[first[d]] = durable.SettleCancelled
-			}
-		}
-		if err := rows.Err(); err != nil {
+	if len(plan.forget) > 0 {
+		if err := forgotten(br, plan, codes); err != nil {
 			return clock{}, nil, err
 		}
 	}
+	rows, err := br.Query()
+	if err != nil {
+		return clock{}, nil, err
+	}
+	defer rows.Close()
 	var locked []settling
-	if len(lock) > 0 {
-		rows, err := br.Query()
-		if err != nil {
+	for rows.Next() {
+		var d delivery
+		var l settling
+		if err := rows.Scan(&d.key, &d.token, &l.attempts, &l.postponements, &l.ownMax, &l.cancelled,
+			&l.d.attempt, &l.d.worker, &l.d.started); err != nil {
 			return clock{}, nil, err
 		}
-		for rows.Next() {
-			var d delivery
-			var l settling
-			if err := rows.Scan(&d.key, &d.token, &l.attempts, &l.postponements, &l.ownMax, &l.cancelled,
-				&l.d.attempt, &l.d.worker, &l.d.started); err != nil {
-				rows.Close()
-				return clock{}, nil, err
-			}
-			l.i = first[d]
-			locked = append(locked, l)
-		}
-		if err := rows.Err(); err != nil {
-			return clock{}, nil, err
-		}
+		l.i = plan.first[d]
+		locked = append(locked, l)
 	}
+	if err := rows.Err(); err != nil {
+		return clock{}, nil, err
+	}
+	rows.Close()
 	return c, locked, br.Close()
 }
 
