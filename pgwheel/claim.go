@@ -229,14 +229,21 @@ func (s *Store) reap(ctx context.Context, tx pgx.Tx, c clock, p claimParams, exp
 
 // lease takes up to p.Limit due tasks, earliest first, skipping rows other
 // transactions hold.
+//
+// The UPDATE finds the rows r locked by their ctid (a TID scan per row),
+// not by joining on the key: on statistics taken when the namespace was
+// near empty, the planner joined on the key as a nested loop over the whole
+// namespace for each leased row (EXPLAIN ANALYZE, 3,000 due tasks, 64
+// leased: 36 ms, against 1.7 ms by ctid). A ctid r returns is its row's
+// current version, which r's lock keeps current until the UPDATE.
 func (s *Store) lease(ctx context.Context, tx pgx.Tx, c clock, p claimParams, worker string) ([]claimedTask, error) {
 	rows, err := tx.Query(ctx, `WITH r AS (
-		SELECT key, at FROM pgwheel_task WHERE namespace = $1 AND place = 'due' AND at <= $2
+		SELECT ctid, key, at FROM pgwheel_task WHERE namespace = $1 AND place = 'due' AND at <= $2
 		ORDER BY at, key LIMIT $3 FOR UPDATE SKIP LOCKED)
 	UPDATE pgwheel_task t SET place = 'lease', at = $4, token = nextval('pgwheel_token'),
 		attempts = t.attempts + 1, unconfirmed = t.unconfirmed + 1,
 		delivery_attempt = t.attempts + 1, started = $2, worker = $5
-	FROM r WHERE t.namespace = $1 AND t.key = r.key
+	FROM r WHERE t.ctid = r.ctid
 	RETURNING t.key, t.payload, t.attempts, r.at, t.token, t.type, t.timeout_ms, t.max_attempts,
 		t.backoff_base_ms, t.backoff_limit_ms, t.added, t.original_due`,
 		s.namespace, c.now, p.Limit, c.after(millisCeil(p.Lease)), worker)

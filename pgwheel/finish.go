@@ -122,10 +122,14 @@ func (s *Store) trimDead(ctx context.Context, tx pgx.Tx, cap, limit int) (int, e
 
 // trimKeptExpiredSQL forgets retained tasks whose retention has ended by
 // the clock it reads (so that a pipeline can send it before any reply), at
-// most $2, skipping rows others hold.
-const trimKeptExpiredSQL = `DELETE FROM pgwheel_task WHERE namespace = $1 AND key IN (
-	SELECT key FROM pgwheel_task WHERE namespace = $1 AND place = 'kept' AND at <= (SELECT now FROM pgwheel_clock())
-	ORDER BY at, key LIMIT $2 FOR UPDATE SKIP LOCKED)`
+// most $2, skipping rows others hold. Every Settle runs it: it deletes the
+// rows it locked by their ctid (a TID scan), not by a join on the key that
+// the planner, on statistics taken when the namespace was near empty, made
+// a scan of the whole namespace (EXPLAIN ANALYZE, 3,000 tasks in flight,
+// none retained: 1.8 ms, against 0.6 ms by ctid).
+const trimKeptExpiredSQL = `DELETE FROM pgwheel_task WHERE ctid = ANY (ARRAY(
+	SELECT ctid FROM pgwheel_task WHERE namespace = $1 AND place = 'kept' AND at <= (SELECT now FROM pgwheel_clock())
+	ORDER BY at, key LIMIT $2 FOR UPDATE SKIP LOCKED))`
 
 // trimKeptOverCapSQL forgets the oldest retained tasks while more than $2
 // are retained, at most $3.
