@@ -106,9 +106,10 @@ func TestAddBatchWakesOnce(t *testing.T) {
 }
 
 // TestSettleBatch: one Settle with a delivery named twice (the first
-// outcome wins, the second is stale), done outcomes forgotten in one
-// statement beside a retry and a release, and a stale token: each gets its
-// own code, and Next is the earliest due time the call gave a task.
+// outcome wins, the second is stale), a done outcome forgotten beside a
+// retry and a release, and a stale token: each gets its own code, and Next
+// is the earliest due time the call gave a task. Then a done-only settle
+// (settleForget, no transaction).
 func TestSettleBatch(t *testing.T) {
 	s := newStore(t)
 	ctx := testCtx(t)
