@@ -12,12 +12,12 @@ import (
 )
 
 // maxAddRows bounds the tasks one add statement writes (its arrays, the
-// rows it locks), so a call's work per statement stays bounded; a longer
-// call runs several, in its one transaction. The Queue sends at most 1,024
-// requests per Store.Add (durable's maxCoalesced), so a full batch is two
-// statements. Measured on bench/sqlbench's batch workload (100 per call):
-// one statement over arrays wrote about 4× the rows per second of one
-// statement per row (docs/bench/sql.md).
+// rows it locks), so that a statement's work stays bounded; a longer call
+// runs several, in its one transaction. The Queue sends at most 1,024
+// requests per Store.Add (durable's maxCoalesced): two statements. Not a
+// tuned figure, a cap: what pays is one statement per batch instead of one
+// per task (bench/sqlbench's AddBatch of 100: from 9-12k to 40-45k adds/s,
+// docs/bench/sql.md).
 const maxAddRows = 512
 
 // addRowsSQL is addSQL for many tasks in one statement: $1 namespace, then
