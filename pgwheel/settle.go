@@ -79,10 +79,9 @@ type settled struct {
 // least as many as this call retained plus 16.
 //
 // Round trips: with only done outcomes and no retention, one (see
-// settleForget); else BEGIN, one pipeline (the clock, one statement
-// forgetting every done task when there is no retention, one locking the
-// other tasks), one pipeline of the other tasks' moves and the trims,
-// COMMIT. No query for the namespace's next due time: the Queue learns of
+// settleForget); else BEGIN, one pipeline (the clock, a DELETE per done
+// task when there is no retention, a locking SELECT per other task), one
+// pipeline of the other tasks' moves and the trims, COMMIT. No query for the namespace's next due time: the Queue learns of
 // the tasks this call makes due again from NextDue, and of every other from
 // Claim.
 //
