@@ -77,7 +77,9 @@ type Store interface {
 	// (Attempt is this delivery's number) and a history entry opened for
 	// lim.WorkerID. Claimed.Next is the earliest due time left in the
 	// partition (none while paused) or its earliest lease end, whichever
-	// comes first, -1 if neither: the worker sleeps until then.
+	// comes first, -1 if neither: the worker sleeps until then. A claim that
+	// leased its whole limit may answer Now instead (more may be due, and
+	// the worker claims again at once), sparing the store that search.
 	Claim(ctx context.Context, partition, limit int, lease time.Duration, lim Limits) (Claimed, error)
 
 	// Extend moves the lease of each task whose Token is current to now+lease
@@ -98,8 +100,10 @@ type Store interface {
 	// (SettleRejected). Finished tasks are retained for lim.Retention (at most
 	// lim.MaxRetained per partition, oldest forgotten first) or forgotten at
 	// once; the dead set keeps at most lim.MaxDead per partition, oldest
-	// dropped first. Settled.Next is the partition's earliest due time after
-	// the call, -1 if none.
+	// dropped first. Settled.Next is the earliest due time the call gave a
+	// task it made due again (retried, postponed or released), -1 if none,
+	// for the Queue's wake-ups; a store may instead return the partition's
+	// earliest due time after the call (never later; the Redis store does).
 	Settle(ctx context.Context, partition int, lim Limits, outcomes []Outcome) (Settled, error)
 
 	// Cancel finishes the task under key, finally: a scheduled, retrying or
@@ -306,7 +310,7 @@ const (
 // Settled is the reply of one Store.Settle.
 type Settled struct {
 	Codes           []SettleCode // one per outcome, in order
-	Next            int64        // the partition's earliest due time, -1 if none
+	Next            int64        // see Store.Settle; -1 if none
 	DeadTrimmed     int          // dead tasks dropped over MaxDead
 	RetainedTrimmed int          // retained tasks forgotten (retention over, or over MaxRetained)
 }

@@ -164,16 +164,49 @@ func (s *Store) Add(ctx context.Context, reqs []*durable.AddRequest) (earliest i
 	}
 	earliest = -1
 	out := make([]Added, len(writes))
-	err := s.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		for i, w := range writes {
-			a, err := s.addOne(ctx, tx, w.mode, w.args)
+	// Adds alone that fit one statement need no transaction: the statement
+	// is one by itself, which spares the BEGIN and COMMIT round trips.
+	var alone [][]any
+	for _, w := range writes {
+		if w.mode != modeAdd || len(writes) > maxAddRows {
+			alone = nil
+			break
+		}
+		alone = append(alone, w.args)
+	}
+	var err error
+	switch {
+	case len(writes) == 0:
+	case len(alone) > 0:
+		out, err = s.addRowsOn(ctx, s.pool, alone)
+	default:
+		err = s.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+			// Adds go as one statement over arrays, Replaces one by one (each
+			// locks its row and deletes its history first): every key is
+			// unique by now, so their order does not matter.
+			var adds [][]any
+			var at []int // adds[j] is writes[at[j]]
+			for i, w := range writes {
+				if w.mode == modeAdd {
+					adds, at = append(adds, w.args), append(at, i)
+					continue
+				}
+				a, err := s.addOne(ctx, tx, w.mode, w.args)
+				if err != nil {
+					return err
+				}
+				out[i] = a
+			}
+			added, err := s.addRows(ctx, tx, adds)
 			if err != nil {
 				return err
 			}
-			out[i] = a
-		}
-		return nil
-	})
+			for j, a := range added {
+				out[at[j]] = a
+			}
+			return nil
+		})
+	}
 	for i, w := range writes {
 		switch {
 		case err != nil:
@@ -275,10 +308,28 @@ func (s *Store) inTxAdd(ctx context.Context, mode addMode, tasks []NewTask) ([]A
 	var out []Added
 	err := s.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		var err error
-		out, err = s.addAll(ctx, tx, mode, tasks)
+		if mode == modeAdd {
+			out, err = s.addTx(ctx, tx, tasks)
+		} else {
+			out, err = s.addAll(ctx, tx, mode, tasks)
+		}
 		return err
 	})
 	return out, err
+}
+
+// addTx validates every task before storing any, then adds them on tx
+// with addRows.
+func (s *Store) addTx(ctx context.Context, tx pgx.Tx, tasks []NewTask) ([]Added, error) {
+	args := make([][]any, len(tasks))
+	for i, t := range tasks {
+		a, err := s.addArgs(t)
+		if err != nil {
+			return nil, err
+		}
+		args[i] = a
+	}
+	return s.addRows(ctx, tx, args)
 }
 
 // AddTx is Add inside the caller's transaction: the tasks become visible to
@@ -293,7 +344,7 @@ func (s *Store) AddTx(ctx context.Context, tx pgx.Tx, tasks ...NewTask) ([]Added
 	if tx == nil {
 		panic("pgwheel.AddTx: nil transaction")
 	}
-	return s.addAll(ctx, tx, modeAdd, tasks)
+	return s.addTx(ctx, tx, tasks)
 }
 
 // AddSQLTx is AddTx for a database/sql transaction of any PostgreSQL driver

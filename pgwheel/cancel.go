@@ -76,7 +76,7 @@ func (s *Store) cancel(ctx context.Context, key string, retention time.Duration,
 		if err := sendBatch(ctx, tx, &b); err != nil {
 			return err
 		}
-		trimmed, err = s.trimKept(ctx, tx, c, maxRetained, 17, code == cancelScheduled || code == cancelDead)
+		trimmed, err = s.trimKept(ctx, tx, maxRetained, 17, code == cancelScheduled || code == cancelDead)
 		return err
 	})
 	if err != nil {

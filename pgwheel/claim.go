@@ -52,7 +52,8 @@ type claimParams struct {
 type claimed struct {
 	Now time.Time // the database clock the claim used
 	// Next is the earliest due time (none while paused) or lease deadline
-	// left in the namespace after the claim; zero when there is none.
+	// left in the namespace after the claim; zero when there is none; Now
+	// when the claim leased its whole Limit.
 	Next        time.Time
 	DeadTrimmed int  // dead tasks forgotten past DeadCap
 	Paused      bool // the namespace is paused: nothing was leased
@@ -98,14 +99,12 @@ func (s *Store) claim(ctx context.Context, p claimParams) (claimed, error) {
 	var out claimed
 	err := s.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		out = claimed{}
-		var c clock
-		if err := tx.QueryRow(ctx, `SELECT c.now, c.now_up,
-			coalesce((SELECT paused FROM pgwheel_queue WHERE namespace = $1), false)
-			FROM pgwheel_clock() c`, s.namespace).Scan(&c.now, &c.nowUp, &out.Paused); err != nil {
-			return err
+		c, exp, err := s.expired(ctx, tx, p, &out.Paused)
+		if err != nil {
+			return fmt.Errorf("reap: %w", err)
 		}
 		out.Now = c.now
-		buried, err := s.reap(ctx, tx, c, p)
+		buried, err := s.reap(ctx, tx, c, p, exp)
 		if err != nil {
 			return fmt.Errorf("reap: %w", err)
 		}
@@ -118,6 +117,13 @@ func (s *Store) claim(ctx context.Context, p claimParams) (claimed, error) {
 			if out.DeadTrimmed, err = s.trimDead(ctx, tx, p.DeadCap, trimDeadLimit*buried); err != nil {
 				return fmt.Errorf("trim dead: %w", err)
 			}
+		}
+		if p.Limit > 0 && len(out.Tasks) == p.Limit {
+			// More may be due, and the worker claims again at once: Next is
+			// now (see durable.Store's Claim), without the query below,
+			// whose scan walks the index entries every lease leaves behind.
+			out.Next = c.now
+			return nil
 		}
 		// While paused, due tasks are not waited for: the worker polls at
 		// its idle pace until Resume (which notifies).
@@ -137,38 +143,61 @@ func (s *Store) claim(ctx context.Context, p claimParams) (claimed, error) {
 	return out, nil
 }
 
-// reap handles up to p.ReapLimit expired leases and returns how many it
-// buried.
-func (s *Store) reap(ctx context.Context, tx pgx.Tx, c clock, p claimParams) (int, error) {
-	if p.ReapLimit == 0 {
-		return 0, nil
-	}
-	rows, err := tx.Query(ctx, `SELECT key, attempts, unconfirmed, max_attempts, cancel_requested,
-		coalesce(delivery_attempt, -1), coalesce(worker, ''), coalesce(started, 'epoch')
-		FROM pgwheel_task WHERE namespace = $1 AND place = 'lease' AND at <= $2
-		ORDER BY at, key LIMIT $3 FOR UPDATE SKIP LOCKED`, s.namespace, c.now, p.ReapLimit)
+// expired is a lease that ran out, locked by expiredSQL.
+type expired struct {
+	key                           string
+	attempts, unconfirmed, ownMax int
+	cancelled                     bool
+	d                             delivering
+}
+
+// expiredSQL reads the clock and the pause flag, and locks up to $2
+// expired leases, in one statement: a claim's first round trip. With no
+// expired lease it returns the one row of the clock, its lease columns
+// NULL.
+const expiredSQL = `WITH c AS MATERIALIZED (
+		SELECT now, now_up, coalesce((SELECT paused FROM pgwheel_queue WHERE namespace = $1), false) AS paused
+		FROM pgwheel_clock())
+	SELECT c.now, c.now_up, c.paused, e.key, e.attempts, e.unconfirmed, e.max_attempts, e.cancel_requested,
+		e.delivery_attempt, e.worker, e.started
+	FROM c LEFT JOIN LATERAL (
+		SELECT key, attempts, unconfirmed, max_attempts, cancel_requested,
+			coalesce(delivery_attempt, -1) AS delivery_attempt, coalesce(worker, '') AS worker,
+			coalesce(started, 'epoch') AS started
+		FROM pgwheel_task WHERE namespace = $1 AND place = 'lease' AND at <= c.now
+		ORDER BY at, key LIMIT $2 FOR UPDATE SKIP LOCKED) e ON true`
+
+// expired reads the clock and the pause flag (into paused), and locks up
+// to p.ReapLimit expired leases.
+func (s *Store) expired(ctx context.Context, tx pgx.Tx, p claimParams, paused *bool) (clock, []expired, error) {
+	rows, err := tx.Query(ctx, expiredSQL, s.namespace, p.ReapLimit)
 	if err != nil {
-		return 0, err
+		return clock{}, nil, err
 	}
-	type expired struct {
-		key                           string
-		attempts, unconfirmed, ownMax int
-		cancelled                     bool
-		d                             delivering
-	}
+	defer rows.Close()
+	var c clock
 	var exp []expired
 	for rows.Next() {
-		var e expired
-		if err := rows.Scan(&e.key, &e.attempts, &e.unconfirmed, &e.ownMax, &e.cancelled,
-			&e.d.attempt, &e.d.worker, &e.d.started); err != nil {
-			rows.Close()
-			return 0, err
+		var key, worker *string
+		var attempts, unconfirmed, ownMax, attempt *int
+		var cancelled *bool
+		var started *time.Time
+		if err := rows.Scan(&c.now, &c.nowUp, paused, &key, &attempts, &unconfirmed, &ownMax, &cancelled,
+			&attempt, &worker, &started); err != nil {
+			return clock{}, nil, err
 		}
-		exp = append(exp, e)
+		if key == nil {
+			continue // no expired lease: the clock's row alone
+		}
+		exp = append(exp, expired{key: *key, attempts: *attempts, unconfirmed: *unconfirmed, ownMax: *ownMax,
+			cancelled: *cancelled, d: delivering{attempt: *attempt, worker: *worker, started: *started}})
 	}
-	if err := rows.Err(); err != nil {
-		return 0, err
-	}
+	return c, exp, rows.Err()
+}
+
+// reap handles the expired leases exp, locked, and returns how many it
+// buried.
+func (s *Store) reap(ctx context.Context, tx pgx.Tx, c clock, p claimParams, exp []expired) (int, error) {
 	var b pgx.Batch
 	buried := 0
 	for _, e := range exp {
@@ -200,14 +229,21 @@ func (s *Store) reap(ctx context.Context, tx pgx.Tx, c clock, p claimParams) (in
 
 // lease takes up to p.Limit due tasks, earliest first, skipping rows other
 // transactions hold.
+//
+// The UPDATE finds the rows r locked by their ctid (a TID scan per row),
+// not by joining on the key: on statistics taken when the namespace was
+// near empty, the planner joined on the key as a nested loop over the whole
+// namespace for each leased row (EXPLAIN ANALYZE, 3,000 due tasks, 64
+// leased: 36 ms, against 1.7 ms by ctid). A ctid r returns is its row's
+// current version, which r's lock keeps current until the UPDATE.
 func (s *Store) lease(ctx context.Context, tx pgx.Tx, c clock, p claimParams, worker string) ([]claimedTask, error) {
 	rows, err := tx.Query(ctx, `WITH r AS (
-		SELECT key, at FROM pgwheel_task WHERE namespace = $1 AND place = 'due' AND at <= $2
+		SELECT ctid, key, at FROM pgwheel_task WHERE namespace = $1 AND place = 'due' AND at <= $2
 		ORDER BY at, key LIMIT $3 FOR UPDATE SKIP LOCKED)
 	UPDATE pgwheel_task t SET place = 'lease', at = $4, token = nextval('pgwheel_token'),
 		attempts = t.attempts + 1, unconfirmed = t.unconfirmed + 1,
 		delivery_attempt = t.attempts + 1, started = $2, worker = $5
-	FROM r WHERE t.namespace = $1 AND t.key = r.key
+	FROM r WHERE t.ctid = r.ctid
 	RETURNING t.key, t.payload, t.attempts, r.at, t.token, t.type, t.timeout_ms, t.max_attempts,
 		t.backoff_base_ms, t.backoff_limit_ms, t.added, t.original_due`,
 		s.namespace, c.now, p.Limit, c.after(millisCeil(p.Lease)), worker)

@@ -108,10 +108,16 @@
 //     connection) is retried by Run, whose pool reconnects by itself.
 //
 // Each operation is one transaction (AddTx and AddSQLTx join the
-// caller's) at READ COMMITTED. Cost: Add is one statement per task (two
-// for Replace); Claim about five statements whatever the batch; Settle
-// about three per task, in one transaction; Stats reads the namespace's
-// part of the index, so it grows with the number of tasks.
+// caller's) at READ COMMITTED. Cost, in round trips: Add is one statement
+// over arrays for up to 512 tasks, with no BEGIN or COMMIT when that is all
+// it runs (Replace: two statements per task, in a transaction; AddSQLTx:
+// one statement per task, for database/sql drivers); Claim is BEGIN, one
+// statement reading the clock, the pause flag and the expired leases, the
+// lease, a search for the next due time unless it leased its whole limit,
+// COMMIT; Settle of done tasks without retention is one pipeline (one
+// statement per task and a trim, one implicit transaction), any other
+// Settle BEGIN, two pipelines, COMMIT. Stats reads the namespace's part of
+// the index, so it grows with the number of tasks.
 //
 // # Wake-ups
 //

@@ -105,25 +105,45 @@ func (s *Store) bury(b *pgx.Batch, key string, c clock, errText string) {
 // lua/common.lua's bury: the work of a call stays bounded.
 const trimDeadLimit = 16
 
-// trimDead forgets the oldest dead tasks while more than cap are dead, at
-// most limit of them, and returns how many. It counts the dead set (an index
-// scan of at most about cap rows), so callers run it only after a burial.
+// trimDeadSQL forgets the oldest dead tasks while more than $2 are dead,
+// at most $3 of them. It counts the dead set (an index scan of at most
+// about $2 rows), so callers run it only after a burial.
+const trimDeadSQL = `DELETE FROM pgwheel_task WHERE namespace = $1 AND key IN (
+	SELECT key FROM (
+		SELECT key, at FROM pgwheel_task WHERE namespace = $1 AND place = 'dead'
+		ORDER BY at DESC, key DESC OFFSET $2) o
+	ORDER BY at, key LIMIT $3)`
+
+// trimDead runs trimDeadSQL and returns how many it forgot.
 func (s *Store) trimDead(ctx context.Context, tx pgx.Tx, cap, limit int) (int, error) {
-	tag, err := tx.Exec(ctx, `DELETE FROM pgwheel_task WHERE namespace = $1 AND key IN (
-		SELECT key FROM (
-			SELECT key, at FROM pgwheel_task WHERE namespace = $1 AND place = 'dead'
-			ORDER BY at DESC, key DESC OFFSET $2) o
-		ORDER BY at, key LIMIT $3)`, s.namespace, cap, limit)
+	tag, err := tx.Exec(ctx, trimDeadSQL, s.namespace, cap, limit)
 	return int(tag.RowsAffected()), err
 }
+
+// trimKeptExpiredSQL forgets retained tasks whose retention has ended by
+// the clock it reads (so that a pipeline can send it before any reply), at
+// most $2, skipping rows others hold. Every Settle runs it: it deletes the
+// rows it locked by their ctid (a TID scan), not by a join on the key that
+// the planner, on statistics taken when the namespace was near empty, made
+// a scan of the whole namespace (EXPLAIN ANALYZE, 3,000 tasks in flight,
+// none retained: 1.8 ms, against 0.6 ms by ctid).
+const trimKeptExpiredSQL = `DELETE FROM pgwheel_task WHERE ctid = ANY (ARRAY(
+	SELECT ctid FROM pgwheel_task WHERE namespace = $1 AND place = 'kept' AND at <= (SELECT now FROM pgwheel_clock())
+	ORDER BY at, key LIMIT $2 FOR UPDATE SKIP LOCKED))`
+
+// trimKeptOverCapSQL forgets the oldest retained tasks while more than $2
+// are retained, at most $3.
+const trimKeptOverCapSQL = `DELETE FROM pgwheel_task WHERE namespace = $1 AND key IN (
+	SELECT key FROM (
+		SELECT key, at FROM pgwheel_task WHERE namespace = $1 AND place = 'kept'
+		ORDER BY at DESC, key DESC OFFSET $2) o
+	ORDER BY at, key LIMIT $3)`
 
 // trimKept forgets retained tasks whose retention has ended, at most limit,
 // and, when overCap, then the oldest while more than cap are retained: at
 // most limit in all. It returns how many it forgot.
-func (s *Store) trimKept(ctx context.Context, tx pgx.Tx, c clock, cap, limit int, overCap bool) (int, error) {
-	tag, err := tx.Exec(ctx, `DELETE FROM pgwheel_task WHERE namespace = $1 AND key IN (
-		SELECT key FROM pgwheel_task WHERE namespace = $1 AND place = 'kept' AND at <= $2
-		ORDER BY at, key LIMIT $3 FOR UPDATE SKIP LOCKED)`, s.namespace, c.now, limit)
+func (s *Store) trimKept(ctx context.Context, tx pgx.Tx, cap, limit int, overCap bool) (int, error) {
+	tag, err := tx.Exec(ctx, trimKeptExpiredSQL, s.namespace, limit)
 	if err != nil {
 		return 0, err
 	}
@@ -131,11 +151,7 @@ func (s *Store) trimKept(ctx context.Context, tx pgx.Tx, c clock, cap, limit int
 	if !overCap || n >= limit {
 		return n, nil
 	}
-	tag, err = tx.Exec(ctx, `DELETE FROM pgwheel_task WHERE namespace = $1 AND key IN (
-		SELECT key FROM (
-			SELECT key, at FROM pgwheel_task WHERE namespace = $1 AND place = 'kept'
-			ORDER BY at DESC, key DESC OFFSET $2) o
-		ORDER BY at, key LIMIT $3)`, s.namespace, cap, limit-n)
+	tag, err = tx.Exec(ctx, trimKeptOverCapSQL, s.namespace, cap, limit-n)
 	return n + int(tag.RowsAffected()), err
 }
 
