@@ -189,13 +189,12 @@ type settling struct {
 // retention nothing of it is kept either.
 //
 // One statement per task, all in one pipeline, rather than one statement
-// over arrays: each is a lookup of the primary key whatever the planner
-// believes, while a join of the table with unnest'ed arrays was planned, on
-// statistics taken when the namespace was near empty, as a scan of the whole
-// namespace (EXPLAIN ANALYZE, 3,000 leased tasks, 64 settled: a hash join
-// over the 3,000), which breaks the bound on a call's work.
-//
-// The place is compared as placeOnly, not as place: see there.
+// over arrays: each is a lookup of one task by its primary key (the place
+// compared as placeOnly: see there), while a join of the table with
+// unnest'ed arrays was planned, on statistics taken when the namespace was
+// near empty, as a scan of the whole namespace (EXPLAIN ANALYZE, 3,000
+// leased tasks, 64 settled: a hash join over the 3,000), which breaks the
+// bound on a call's work.
 const settleForgetSQL = `DELETE FROM pgwheel_task
 	WHERE namespace = $1 AND key = $2 AND ` + placeOnly + ` = 'lease' AND token = $3
 	RETURNING cancel_requested`
