@@ -249,7 +249,15 @@ func (r *runner) poll(ctx context.Context) error {
 				break
 			}
 			limit := min(free, maxBatch)
-			c, err := q.observedClaim(ctx, shard, limit, q.opts.Lease)
+			// The claim is not cancelled with ctx: cancelled mid-way, it may
+			// have leased tasks in the store whose reply is then lost, left in
+			// flight until their lease ends (seen on PostgreSQL when SIGTERM
+			// came during a claim's commit). Let it finish and hand what it
+			// leased back below. It is bounded by the lease it grants: a claim
+			// slower than that has leased nothing a handler could use.
+			cctx, cancel := context.WithTimeout(r.bgctx, q.opts.Lease)
+			c, err := q.observedClaim(cctx, shard, limit, q.opts.Lease)
+			cancel()
 			if err != nil {
 				if ctx.Err() == nil {
 					// The store wrapped ErrUnrecoverable around the errors
