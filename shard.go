@@ -33,8 +33,15 @@ type shard struct {
 	// never ahead of the clock. Level L's current slot is currentTick >>
 	// (L*bits).
 	currentTick int64
-	levels      []level // levels[L] exists once a timer needed it; trailing empty levels are released
-	free        []*bucket
+	// counters and stopped are read or written by every arming and Stop:
+	// kept beside mu and currentTick, on the cache lines those touch, not
+	// after the fields only a bucket's coming or going uses (AfterFunc+Stop
+	// at 1M pending: +3.1% with them last, p=0.001, against +0.9%, p=0.21,
+	// with them here, both against fa0af31; 16 interleaved rounds).
+	counters counters
+	stopped  bool    // set by the wheel's Stop
+	levels   []level // levels[L] exists once a timer needed it; trailing empty levels are released
+	free     []*bucket
 	// freePage is a released page kept for the next one a level needs
 	// (see release), or nil.
 	freePage *page
@@ -53,10 +60,8 @@ type shard struct {
 	// it vacant when one more would break the bound. So a shard whose every
 	// timer was stopped holds no bucket, and a timer alone in its shard is
 	// withdrawn when stopped.
-	buckets  int
-	vacant   []*bucket
-	stopped  bool // set by the wheel's Stop
-	counters counters
+	buckets int
+	vacant  []*bucket
 
 	// Keeps the hot fields of neighbouring shards off each other's cache
 	// lines.

@@ -165,7 +165,11 @@ func (t *Timer) Stop() bool {
 	s := e.owner.shard
 	s.mu.Lock()
 	stopped := s.stopLocked(e)
-	if t.C != nil && drain(t.C) {
+	if t.C == nil { // an AfterFunc timer: no channel, so no collector either
+		s.mu.Unlock()
+		return stopped
+	}
+	if drain(t.C) {
 		stopped = true
 	}
 	collector := e.detachCollectorLocked()
