@@ -230,7 +230,7 @@ func (tw *TimingWheel) take(now time.Duration) (*bucket, bool) {
 			s.currentTick = max(s.currentTick, b.expiration)
 			b.expiration = noExpiration
 		}
-		s.mu.Unlock()
+		s.unlock()
 		if ok {
 			return b, true
 		}

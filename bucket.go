@@ -44,18 +44,19 @@ const releaseCap = 256
 // empties it releases it.
 //
 // A vacant bucket is one that emptied before it was due and was left in its
-// level, abandoned in the delay queue (see delayqueue's Abandon), rather than
-// withdrawn under the queue's lock: the queue drops it if it reaches the
-// head, so the poller is still never woken for it, and a timer that lands in
-// it takes it back, usually still queued at the expiration it had, so that a
-// timer alone in its bucket, armed and stopped in turn, takes the queue's
-// lock neither to arm nor to stop (bench/cmd/peers, bucket=alone, 1M
-// pending: 117-120 ns an AfterFunc+Stop with Remove, 99-104 with this;
-// docs/bench/issue17.md). Its
-// expiration is the one it was last offered at; whether the queue has
-// dropped it since, only the queue knows (see insertLocked). A shard keeps
-// at most as many vacant buckets as others (see shard.vacant), so they hold
-// memory in proportion to the pending timers.
+// level and in the delay queue, rather than withdrawn under the queue's lock:
+// the queue asks the shard about every new head before arming the alarm for
+// it, and drops a vacant one (see dropVacant), so the poller is still never
+// woken for it; and a timer that lands in it takes it back, usually still
+// queued at the expiration it had, so that a timer alone in its bucket,
+// armed and stopped in turn, takes the queue's lock neither to arm nor to
+// stop, nor any atomic operation but its shard's lock (bench/cmd/peers,
+// bucket=alone, 1M pending: 117-120 ns an AfterFunc+Stop with Remove,
+// 99-104 with the atomic Abandon and Reclaim that came before this;
+// docs/bench/issue17.md). Its expiration is the one it is queued at, or
+// noExpiration once the queue dropped it. A shard keeps at most as many
+// vacant buckets as others (see shard.vacant), so they hold memory in
+// proportion to the pending timers.
 type bucket struct {
 	// timers[taken:] are the bucket's timers; timers[:taken] were taken out
 	// by the flush in progress, oldest first (taken is 0 between flushes).
@@ -217,17 +218,20 @@ func (b *bucket) refile() {
 }
 
 // retire gives up on b, queued and emptied before it is due, so that the
-// poller is not woken for it: it leaves b vacant if b is not the queue's
-// head and its shard may keep one more vacant bucket, and withdraws it
-// otherwise.
+// poller is not woken for it: it leaves b vacant, still queued, if b is not
+// the queue's head and its shard may keep one more vacant bucket, and
+// withdraws it otherwise. A vacant bucket that reaches the head is dropped
+// by the queue before the alarm is armed for it (see dropVacant).
 func (b *bucket) retire() {
 	s := b.shard
+	w := s.wheel
 	if cap(b.timers) > vacantCap {
 		b.timers = nil
 	}
-	// The bound first: Abandon cannot be undone without the queue's lock.
-	if 2*(len(s.vacant)+1) > s.buckets ||
-		!s.wheel.queue.Abandon(b, s.wheel.startOf(b.expiration)) {
+	// At the head the alarm may be armed for b already: Remove moves it on.
+	// If b becomes the head after this look, the queue asks the shard (see
+	// dropVacant), which then holds b vacant.
+	if 2*(len(s.vacant)+1) > s.buckets || w.startOf(b.expiration) <= w.queue.Next() {
 		b.withdraw()
 		return
 	}
@@ -245,7 +249,7 @@ const vacantCap = 8
 // so that it holds no memory.
 func (b *bucket) withdraw() {
 	s := b.shard
-	s.wheel.queue.Remove(b) // also takes back a vacant b, abandoned there
+	s.wheel.queue.Remove(b) // nothing to do for one the queue dropped
 	b.expiration = noExpiration
 	s.release(b)
 }

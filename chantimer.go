@@ -175,7 +175,7 @@ func (n *Timer) collect() {
 		n.state = stateStopped
 		s.noteCollected()
 	}
-	s.mu.Unlock()
+	s.unlock()
 }
 
 // chanObject stands for the runtime's channel object, which a chan value

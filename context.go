@@ -228,7 +228,7 @@ func (tw *TimingWheel) withDeadline(parent context.Context, now, at time.Duratio
 		// but no timer.
 		c.timer.owner = &tw.lockShard().owner
 		c.result.Store(done)
-		c.timer.owner.shard.mu.Unlock()
+		c.timer.owner.shard.unlock()
 		return c, context.CancelFunc(c.timer.f)
 	}
 	// Due at the first tick that begins at or after the deadline, so the
@@ -260,12 +260,12 @@ func (c *timeoutCtx) watch(parent context.Context) {
 	s := c.shard()
 	s.mu.Lock()
 	if c.result.Load() != nil {
-		s.mu.Unlock()
+		s.unlock()
 		stop() // c was done meanwhile: nothing to watch for any more
 		return
 	}
 	c.extraLocked().stopParent = stop
-	s.mu.Unlock()
+	s.unlock()
 }
 
 func (c *timeoutCtx) shard() *shard { return c.timer.owner.shard }
@@ -303,7 +303,7 @@ func (c *timeoutCtx) fire() {
 	s := c.shard()
 	s.mu.Lock()
 	if c.result.Load() != nil {
-		s.mu.Unlock()
+		s.unlock()
 		return
 	}
 	stopped := s.stopLocked(&c.timer)
@@ -344,7 +344,7 @@ func (c *timeoutCtx) finish(s *shard, r *ctxResult) {
 		hooks, stop = x.hooks, x.stopParent
 		x.hooks, x.stopParent = nil, nil
 	}
-	s.mu.Unlock()
+	s.unlock()
 	for h := range hooks {
 		h.f()
 	}
@@ -360,7 +360,7 @@ func (c *timeoutCtx) addHook(h *ctxHook) (stop func() bool, added bool) {
 	s := c.shard()
 	s.mu.Lock()
 	if c.result.Load() != nil {
-		s.mu.Unlock()
+		s.unlock()
 		return nil, false
 	}
 	x := c.extraLocked()
@@ -368,10 +368,10 @@ func (c *timeoutCtx) addHook(h *ctxHook) (stop func() bool, added bool) {
 		x.hooks = make(map[*ctxHook]struct{})
 	}
 	x.hooks[h] = struct{}{}
-	s.mu.Unlock()
+	s.unlock()
 	return func() bool {
 		s.mu.Lock()
-		defer s.mu.Unlock()
+		defer s.unlock()
 		_, ok := x.hooks[h]
 		delete(x.hooks, h)
 		return ok
@@ -413,7 +413,7 @@ func (c *timeoutCtx) Deadline() (time.Time, bool) {
 	s := c.shard()
 	s.mu.Lock()
 	x := c.extra
-	s.mu.Unlock()
+	s.unlock()
 	if x != nil && x.hasDeadline { // deadline never changes once made
 		return x.deadline, true
 	}
@@ -433,7 +433,7 @@ func (c *timeoutCtx) Done() <-chan struct{} {
 		}
 	}
 	d := c.done
-	s.mu.Unlock()
+	s.unlock()
 	return d
 }
 

@@ -100,7 +100,7 @@ func (s *shard) release(b *bucket) {
 	s.drop(b)
 	for 2*len(s.vacant) > s.buckets {
 		a := s.vacant[len(s.vacant)-1]
-		s.wheel.queue.Remove(a) // takes back what Abandon left
+		s.wheel.queue.Remove(a) // nothing to do for one the queue dropped
 		a.expiration = noExpiration
 		s.drop(a)
 	}

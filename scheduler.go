@@ -145,14 +145,14 @@ func (tw *TimingWheel) ScheduleFunc(s Scheduler, f func(), opts ...ScheduleOptio
 		due = sh.scheduledTickLocked(first)
 	}
 	if first.IsZero() {
-		sh.mu.Unlock()
+		sh.unlock()
 		panic("timingwheel: ScheduleFunc called with a Scheduler that never runs: its first Next is the zero Time")
 	}
 	sched.next = first
 	// A first run already past is due at once: startLocked leaves it to the
 	// advancer at the next tick, never to this goroutine.
 	sh.startLocked(t, due, now)
-	sh.mu.Unlock()
+	sh.unlock()
 	tw.help(now)
 	return t
 }

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -28,6 +29,11 @@ type shard struct {
 	// Lock order: the advancer's mu, then a shard's mu, then the delay
 	// queue's lock; lockAll takes the shards' in index order.
 	mu sync.Mutex
+	// recheck is set by the delay queue when it could not tell whether a
+	// new head, a bucket of this shard, is vacant, because another
+	// goroutine held mu: whoever unlocks mu next asks again (see unlock and
+	// dropVacant).
+	recheck atomic.Bool
 	// currentTick is the shard's time: the expiration of the last bucket
 	// flushed, or the clock's tick when the shard last had no bucket at all;
 	// never ahead of the clock. Level L's current slot is currentTick >>
@@ -180,17 +186,17 @@ func (s *shard) insertLocked(t *Timer) bool {
 		if b.vacant != 0 {
 			// Vacant (see retire): in this rotation of its slot if the
 			// queue still holds it (the current slot never passes a
-			// queued bucket); if the queue dropped it, maybe an earlier
-			// one, which does not matter to an empty bucket. Take it
-			// back at its timer's tick, as queued when that is where it
-			// is: so a timer alone in its bucket, armed and stopped in
-			// turn, takes the queue's lock neither to arm nor to stop.
+			// queued bucket); if the queue dropped it (expiration
+			// noExpiration), maybe an earlier one, which does not matter
+			// to an empty bucket. Take it back at its timer's tick, as
+			// queued when that is where it is: so a timer alone in its
+			// bucket, armed and stopped in turn, takes the queue's lock
+			// neither to arm nor to stop.
 			s.unlistVacant(b)
-			if w.queue.Reclaim(b) && due == b.expiration {
-				return true
+			if due != b.expiration {
+				b.expiration = due
+				w.queue.Offer(b, w.startOf(due)) // moves it, or queues it again
 			}
-			b.expiration = due
-			w.queue.Offer(b, w.startOf(due)) // moves it, or queues it again
 			return true
 		}
 		// A bucket expires at the earliest due tick of the timers put in
@@ -264,7 +270,7 @@ func (s *shard) expireLocked(t *Timer) func() {
 // current one, which is b's (see insertLocked).
 func (s *shard) flush(b *bucket, limit int, ready *[]func()) (n int, done bool) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	if s.stopped {
 		return 0, true
 	}
@@ -302,13 +308,13 @@ func (s *shard) catchUp(now time.Duration) {
 		}
 		s.currentTick = max(s.currentTick, to)
 	}
-	s.mu.Unlock()
+	s.unlock()
 }
 
 // stop drops every pending timer of the shard and releases its storage.
 func (s *shard) stop() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	s.stopped = true
 	s.noteDropped()
 	for _, lv := range s.levels {
@@ -334,8 +340,14 @@ func (tw *TimingWheel) lockAll() {
 	}
 }
 
+// unlockAll unlocks every shard, then makes the rechecks the queue asked
+// for meanwhile (see shard.unlock): only once it holds no shard's lock,
+// since a recheck takes its shard's lock again, out of lockAll's order.
 func (tw *TimingWheel) unlockAll() {
 	for i := range tw.shards {
 		tw.shards[i].mu.Unlock()
+	}
+	for i := range tw.shards {
+		tw.shards[i].recheckOwed()
 	}
 }

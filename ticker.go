@@ -97,7 +97,7 @@ func (t *Ticker) Stop() {
 	// last one: none can be prepared after it.
 	drain(t.C)
 	collector := e.detachCollectorLocked()
-	s.mu.Unlock()
+	s.unlock()
 	stopCollector(collector, t.C)
 }
 
@@ -127,7 +127,7 @@ func (t *Ticker) Reset(d time.Duration) {
 	ct.weaken() // attaches the collector again after a Stop
 	ct.period, ct.next, e.drops = d, addDuration(now, d), 0
 	s.startLocked(e, tw.dueAt(ct.next), now)
-	s.mu.Unlock()
+	s.unlock()
 	tw.help(now)
 }
 

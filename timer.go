@@ -138,6 +138,9 @@ func (tw *TimingWheel) startDue(t *Timer, due int64, now time.Duration) {
 	}
 	run := s.startLocked(t, due, now)
 	s.mu.Unlock()
+	if s.recheck.Load() { // s.unlock, written out: it is too big to inline
+		s.recheckOwed()
+	}
 	if run != nil {
 		tw.exec.run(run)
 	}
@@ -167,13 +170,16 @@ func (t *Timer) Stop() bool {
 	stopped := s.stopLocked(e)
 	if t.C == nil { // an AfterFunc timer: no channel, so no collector either
 		s.mu.Unlock()
+		if s.recheck.Load() { // s.unlock, written out: it is too big to inline
+			s.recheckOwed()
+		}
 		return stopped
 	}
 	if drain(t.C) {
 		stopped = true
 	}
 	collector := e.detachCollectorLocked()
-	s.mu.Unlock()
+	s.unlock()
 	stopCollector(collector, t.C)
 	return stopped
 }
@@ -232,7 +238,7 @@ func (t *Timer) resetAt(d, now time.Duration) bool {
 		if old == e.bucket.expiration && due > old {
 			e.bucket.retarget()
 		}
-		s.mu.Unlock()
+		s.unlock()
 		tw.help(now)
 		return true
 	}
@@ -244,7 +250,7 @@ func (t *Timer) resetAt(d, now time.Duration) bool {
 		active = true
 	}
 	run := s.startLocked(e, due, now)
-	s.mu.Unlock()
+	s.unlock()
 	if run != nil {
 		tw.exec.run(run)
 	}

@@ -104,6 +104,7 @@ func build(tick time.Duration, wheelSize int, opts []Option) (*TimingWheel, erro
 		done:      make(chan struct{}),
 	}
 	tw.epoch = tw.queue.Epoch()
+	tw.queue.DropIf(dropVacant)
 	// The queue's grace starts at 0: the poller rings on time until callers
 	// show they keep up (see help). Inline: callers never advance the wheel.
 	if cfg.mode != execInline {

@@ -158,3 +158,31 @@ func TestVacantBucketsAtMostTheOthers(t *testing.T) {
 	require.Zero(t, tw.queue.Len())
 	require.Zero(t, tw.Stats().Levels)
 }
+
+// TestVacantHeadOfTheCallersShardIsDropped: when the Stop that withdraws the
+// head makes a vacant bucket of its own shard the new head, the queue cannot
+// ask the shard (the Stop holds its lock): it sets the shard's recheck flag,
+// and the Stop, as it unlocks, has the queue drop the vacant head before it
+// returns, so the alarm moves past it and the poller never wakes for it.
+func TestVacantHeadOfTheCallersShardIsDropped(t *testing.T) {
+	clock := NewFakeClock(time.Unix(1_000_000, 0))
+	tw, err := New(time.Millisecond, 64, WithClock(clock))
+	require.NoError(t, err)
+	defer tw.Stop()
+	oneShard(tw)
+	var fired atomic.Int64
+	head := tw.AfterFunc(10*time.Millisecond, func() { panic("a stopped timer fired") })
+	vacant := tw.AfterFunc(20*time.Millisecond, func() { panic("a stopped timer fired") })
+	next := tw.AfterFunc(30*time.Millisecond, func() { fired.Add(1) })
+	tw.AfterFunc(time.Minute, noop) // keeps a bucket, so that one may be vacant
+	require.True(t, vacant.Stop())
+	require.Equal(t, 1, vacantCount(t, tw), "the emptied bucket was not left vacant")
+	require.Equal(t, 4, tw.queue.Len())
+	require.True(t, head.Stop()) // withdraws the head: the vacant bucket is next
+	require.False(t, tw.shards[0].recheck.Load(), "the Stop left the recheck to the next unlock")
+	require.Equal(t, 2, tw.queue.Len(), "the vacant bucket, now the head, was not dropped")
+	require.Equal(t, tw.startOf(next.due), tw.queue.Next(), "the head is not the next live bucket")
+	clock.Advance(30 * time.Millisecond)
+	settle(t, tw, &fired, 1)
+	require.Equal(t, uint64(1), tw.Stats().Wakeups, "the poller woke for the vacant bucket")
+}

@@ -19,9 +19,10 @@
 //     waiter then stays asleep while they keep up.
 //   - A queue made with NewIndexed can Remove a value before it is due, and
 //     moves the alarm on when that value was the head: a value withdrawn in
-//     time wakes nobody. Its owner can also Abandon a value that is not the
-//     head without taking the queue's lock: the queue drops it when it
-//     reaches the head, before arming the alarm for it (see abandon.go).
+//     time wakes nobody. Its owner can also leave an emptied value queued
+//     and have the queue ask, with DropIf, whether each new head is still
+//     worth waking for: one that is not is dropped before the alarm is armed
+//     for it (see drop.go).
 //
 // Times are durations since the queue's epoch (the Clock's reading at New), so
 // the head fits in one atomic word.
@@ -67,6 +68,8 @@ type DelayQueue[T any] struct {
 	// slot, for a NewIndexed queue, returns the Slot each value keeps for
 	// the queue (see Slot).
 	slot func(T) *Slot
+	// drop, set by DropIf, says whether a new head is to be dropped.
+	drop func(T) bool
 	// armedAt is what the alarm is set to, or Never when it is disarmed or
 	// has rung. Invariant, whenever mu is free: armedAt is the head's
 	// expiration plus the grace in force when it was set, or Never for an
@@ -95,8 +98,14 @@ func New[T any](clock Clock) *DelayQueue[T] {
 	return q
 }
 
+// A Slot is what a value of a NewIndexed queue keeps for the queue: its
+// position in the queue's heap plus one, 0 while it is not queued, written
+// with the queue's lock held. Its zero value is a value that is not queued.
+// Only the queue reads and writes it.
+type Slot struct{ pos int32 }
+
 // NewIndexed is New for values that can be removed before they are due (see
-// Remove and Abandon). slot(v) must return the address of a Slot that v
+// Remove and DropIf). slot(v) must return the address of a Slot that v
 // keeps for the queue, the zero Slot when v is made; only the queue reads and
 // writes it. A value is in the queue at most once: Offer of a queued value
 // moves it.
@@ -134,8 +143,7 @@ func (q *DelayQueue[T]) Now() time.Duration {
 
 // Offer adds v, to be taken once the clock reaches expiration (a duration
 // since the epoch). On a NewIndexed queue that holds v already, it moves v to
-// the new expiration instead. An abandoned value must be reclaimed before it
-// is offered again (see Reclaim). Offer never blocks on the waiter.
+// the new expiration instead. Offer never blocks on the waiter.
 func (q *DelayQueue[T]) Offer(v T, expiration time.Duration) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -143,7 +151,10 @@ func (q *DelayQueue[T]) Offer(v T, expiration time.Duration) {
 	if q.slot != nil {
 		if i := int(q.slot(v).pos) - 1; i >= 0 {
 			q.pq.Set(i, e)
-			if i == 0 || q.slot(v).pos == 1 { // it was or is the head
+			if q.slot(v).pos == 1 { // it is the head: the owner offers what it wants woken for
+				q.next.Store(int64(expiration))
+				q.rearmLocked()
+			} else if i == 0 { // it was: a new head
 				q.headChangedLocked()
 			}
 			return
@@ -193,34 +204,21 @@ func (q *DelayQueue[T]) PollDueIf(now time.Duration, is func(T) bool) (v T, ok b
 		return v, false
 	}
 	q.pq.Pop()
-	if q.slot != nil {
-		// Abandoned after the queue last looked at it as the head: it
-		// leaves the queue all the same, live for its next Offer.
-		if s := q.slot(head.value); s.state.Load() != slotLive {
-			s.state.Store(slotLive)
-		}
-	}
 	q.headChangedLocked()
 	return head.value, true
 }
 
 // Remove takes v out of a NewIndexed queue before it is due, and reports
 // whether it was there. When v was the head, the alarm moves on to the next
-// head (or is disarmed), so the waiter does not wake for v. An abandoned v
-// is taken back as well (it is live again, queued or not), and Remove
-// reports false if the queue had dropped it. Remove panics on a queue made
-// by New.
+// head (or is disarmed), so the waiter does not wake for v. Remove panics
+// on a queue made by New.
 func (q *DelayQueue[T]) Remove(v T) bool {
 	if q.slot == nil {
 		panic("delayqueue: Remove on a queue made by New, not NewIndexed")
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	s := q.slot(v)
-	if s.state.Load() != slotLive {
-		s.state.Store(slotLive)
-	}
-	i := int(s.pos) - 1
+	i := int(q.slot(v).pos) - 1
 	if i < 0 {
 		return false
 	}
@@ -231,22 +229,22 @@ func (q *DelayQueue[T]) Remove(v T) bool {
 	return true
 }
 
-// headChangedLocked publishes the new head's expiration, drops the head
-// while it is abandoned (see dropAbandonedLocked), and moves the alarm to
-// the head left.
+// headChangedLocked drops the head while drop says so (see DropIf),
+// publishes the expiration of the head left, and moves the alarm to it.
 func (q *DelayQueue[T]) headChangedLocked() {
+	next := Never
 	for {
-		next := Never
 		h, ok := q.pq.Peek()
-		if ok {
-			next = h.expiration
-		}
-		// Published before the head's slot is read: see Abandon.
-		q.next.Store(int64(next))
-		if !ok || !q.dropAbandonedLocked(h.value) {
+		if !ok {
 			break
 		}
+		if q.drop == nil || !q.drop(h.value) {
+			next = h.expiration
+			break
+		}
+		q.pq.Pop()
 	}
+	q.next.Store(int64(next))
 	q.rearmLocked()
 }
 
