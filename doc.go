@@ -27,10 +27,14 @@
 // bucket's expiration and re-inserts its timers: those due fire, the rest
 // drop to a finer level. So the poller wakes only at ticks where some timer
 // fires, not once more per level to cascade it first. A bucket that all its
-// timers leave before it is due (Stop, Reset, a cancelled context) is taken
-// out of the delay queue and released at once, so stopped timers wake
-// nobody and hold no memory; a small bucket whose earliest timer leaves
-// moves its expiration on to the next. Moving the earliest expiration
+// timers leave before it is due (Stop, Reset, a cancelled context) is left
+// vacant in the delay queue, which asks about each new head before arming
+// the alarm and drops a vacant one, or taken out at once if it is the head
+// already; so stopped timers wake nobody, and since a shard keeps no more
+// vacant buckets than others, they hold memory in proportion to the
+// pending timers (a shard keeps one spare page of buckets besides). A
+// small bucket whose earliest timer leaves moves its expiration on to the
+// next. Moving the earliest expiration
 // re-arms the poller's alarm without waking it, so no goroutine wakes for an
 // empty tick. A bucket keeps its timers in a slice,
 // each timer knowing its slot, so arming and stopping are O(1), a Timer is

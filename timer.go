@@ -238,7 +238,10 @@ func (t *Timer) resetAt(d, now time.Duration) bool {
 		if old == e.bucket.expiration && due > old {
 			e.bucket.retarget()
 		}
-		s.unlock()
+		s.mu.Unlock()
+		if s.recheck.Load() { // s.unlock, written out: it is too big to inline
+			s.recheckOwed()
+		}
 		tw.help(now)
 		return true
 	}

@@ -28,6 +28,18 @@ func settle(t *testing.T, tw *TimingWheel, fired *atomic.Int64, want int64) {
 	}
 }
 
+// newOneShardWheel returns a wheel of 64 slots of 1 ms on a fake clock,
+// with its poller, whose timers all go to one shard, so that the tests can
+// tell which bucket a timer lands in and count the poller's wake-ups.
+func newOneShardWheel(t *testing.T) (*TimingWheel, *FakeClock) {
+	t.Helper()
+	clock := NewFakeClock(time.Unix(1_000_000, 0))
+	tw, err := New(time.Millisecond, 64, WithClock(clock))
+	require.NoError(t, err)
+	t.Cleanup(tw.Stop)
+	return oneShard(tw), clock
+}
+
 // vacantCount returns how many vacant buckets the wheel's shards hold, and
 // fails unless every shard keeps at most as many as its others.
 func vacantCount(t *testing.T, tw *TimingWheel) int {
@@ -50,11 +62,7 @@ func vacantCount(t *testing.T, tw *TimingWheel) int {
 // lock is taken neither to arm nor to stop); when the other bucket fires,
 // the vacant one goes with it, and the poller never wakes for it.
 func TestAloneInItsBucketStaysQueued(t *testing.T) {
-	clock := NewFakeClock(time.Unix(1_000_000, 0))
-	tw, err := New(time.Millisecond, 64, WithClock(clock))
-	require.NoError(t, err)
-	defer tw.Stop()
-	oneShard(tw)
+	tw, clock := newOneShardWheel(t)
 	var fired atomic.Int64
 	tw.AfterFunc(time.Minute, func() { fired.Add(1) })
 	require.Equal(t, 1, tw.queue.Len())
@@ -85,11 +93,7 @@ func TestAloneInItsBucketStaysQueued(t *testing.T) {
 // through its expiration; a timer landing in its slot a rotation later, in
 // the very bucket left in its level, is queued afresh and fires on time.
 func TestVacantBucketDroppedBeforeTheAlarm(t *testing.T) {
-	clock := NewFakeClock(time.Unix(1_000_000, 0))
-	tw, err := New(time.Millisecond, 64, WithClock(clock))
-	require.NoError(t, err)
-	defer tw.Stop()
-	oneShard(tw)
+	tw, clock := newOneShardWheel(t)
 	start := clock.Now()
 	var fired atomic.Int64
 	tw.AfterFunc(10*time.Millisecond, func() { fired.Add(1) })
@@ -131,11 +135,7 @@ func TestVacantBucketDroppedBeforeTheAlarm(t *testing.T) {
 // shard holds at most as many vacant buckets as others, and the delay queue
 // at most the buckets the shard holds; after the last, none.
 func TestVacantBucketsAtMostTheOthers(t *testing.T) {
-	clock := NewFakeClock(time.Unix(1_000_000, 0))
-	tw, err := New(time.Millisecond, 64, WithClock(clock))
-	require.NoError(t, err)
-	defer tw.Stop()
-	oneShard(tw)
+	tw, _ := newOneShardWheel(t)
 	r := rand.New(rand.NewPCG(3, 4))
 	timers := make([]*Timer, 5000)
 	for i := range timers {
@@ -165,11 +165,7 @@ func TestVacantBucketsAtMostTheOthers(t *testing.T) {
 // and the Stop, as it unlocks, has the queue drop the vacant head before it
 // returns, so the alarm moves past it and the poller never wakes for it.
 func TestVacantHeadOfTheCallersShardIsDropped(t *testing.T) {
-	clock := NewFakeClock(time.Unix(1_000_000, 0))
-	tw, err := New(time.Millisecond, 64, WithClock(clock))
-	require.NoError(t, err)
-	defer tw.Stop()
-	oneShard(tw)
+	tw, clock := newOneShardWheel(t)
 	var fired atomic.Int64
 	head := tw.AfterFunc(10*time.Millisecond, func() { panic("a stopped timer fired") })
 	vacant := tw.AfterFunc(20*time.Millisecond, func() { panic("a stopped timer fired") })

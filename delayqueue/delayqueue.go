@@ -155,7 +155,7 @@ func (q *DelayQueue[T]) Offer(v T, expiration time.Duration) {
 				q.next.Store(int64(expiration))
 				q.rearmLocked()
 			} else if i == 0 { // it was: a new head
-				q.headChangedLocked()
+				q.headChangedLocked(q.drop)
 			}
 			return
 		}
@@ -204,7 +204,7 @@ func (q *DelayQueue[T]) PollDueIf(now time.Duration, is func(T) bool) (v T, ok b
 		return v, false
 	}
 	q.pq.Pop()
-	q.headChangedLocked()
+	q.headChangedLocked(q.drop)
 	return head.value, true
 }
 
@@ -224,21 +224,22 @@ func (q *DelayQueue[T]) Remove(v T) bool {
 	}
 	q.pq.Remove(i)
 	if i == 0 {
-		q.headChangedLocked()
+		q.headChangedLocked(q.drop)
 	}
 	return true
 }
 
-// headChangedLocked drops the head while drop says so (see DropIf),
-// publishes the expiration of the head left, and moves the alarm to it.
-func (q *DelayQueue[T]) headChangedLocked() {
+// headChangedLocked drops the head while drop (nil: none) says so (see
+// DropIf), publishes the expiration of the head left, and moves the alarm
+// to it.
+func (q *DelayQueue[T]) headChangedLocked(drop func(T) bool) {
 	next := Never
 	for {
 		h, ok := q.pq.Peek()
 		if !ok {
 			break
 		}
-		if q.drop == nil || !q.drop(h.value) {
+		if drop == nil || !drop(h.value) {
 			next = h.expiration
 			break
 		}

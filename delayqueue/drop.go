@@ -41,27 +41,7 @@ func (q *DelayQueue[T]) Recheck(drop func(T) bool) {
 	if drop == nil {
 		drop = q.drop
 	}
-	if drop == nil {
-		return
-	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	dropped := false
-	for {
-		h, ok := q.pq.Peek()
-		if !ok || !drop(h.value) {
-			break
-		}
-		q.pq.Pop()
-		dropped = true
-	}
-	if !dropped {
-		return
-	}
-	next := Never
-	if h, ok := q.pq.Peek(); ok {
-		next = h.expiration
-	}
-	q.next.Store(int64(next))
-	q.rearmLocked()
+	q.headChangedLocked(drop) // the alarm is touched only if the head changed
 }
