@@ -73,9 +73,13 @@ func killOneOfTwo(t *testing.T, target target) {
 			"neither process had a callback in flight after %d deliveries (%d done)\nA's log:\n%s\nB's log:\n%s",
 			n/4, done, a.log(), b.log())
 		if done >= n/4 {
+			// The sockets first, then who is being answered: reading /proc
+			// is slow on a loaded machine, and a snapshot of the senders
+			// taken before it is stale by the time it is compared.
+			ports := [2]map[int]bool{localPorts(a.cmd.Process.Pid), localPorts(b.cmd.Process.Pid)}
 			senders := rc.senders()
-			for _, pair := range [][2]*proc{{a, b}, {b, a}} {
-				mine := localPorts(pair[0].cmd.Process.Pid)
+			for i, pair := range [][2]*proc{{a, b}, {b, a}} {
+				mine := ports[i]
 				if slices.ContainsFunc(senders, func(p int) bool { return mine[p] }) {
 					killed, survivor = pair[0], pair[1]
 					break
