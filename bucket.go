@@ -67,12 +67,22 @@ type bucket struct {
 	vacant     int32
 	expiration int64 // in ticks since the wheel started, or noExpiration
 	shard      *shard
-	level      int32 // where the bucket is in its shard's levels
-	index      int32 // its slot's index in the level (below MaxWheelSize)
+	// place is where the bucket is in its shard's levels: its level times
+	// MaxWheelSize plus its slot's index in the level (see level and index).
+	// One word for both keeps a bucket at 64 bytes.
+	place uint32
 	// queueSlot is the delay queue's (see delayqueue.NewIndexed): only the
 	// queue reads and writes it.
 	queueSlot delayqueue.Slot
+	// near is what retarget's last scan found (see nearest), or nil.
+	near *nearest
 }
+
+// level returns the level b is in.
+func (b *bucket) level() int { return int(b.place / MaxWheelSize) }
+
+// index returns the index of b's slot in its level.
+func (b *bucket) index() int { return int(b.place % MaxWheelSize) }
 
 func (b *bucket) empty() bool { return int(b.taken) == len(b.timers) }
 
@@ -101,6 +111,9 @@ func (b *bucket) push(t *Timer) {
 	}
 	t.bucket, t.slot = b, uint32(len(b.timers))
 	b.timers = append(b.timers, t)
+	if b.near != nil {
+		b.noteDue(t.due)
+	}
 }
 
 // take removes and returns the oldest timer not yet taken; b must not be
@@ -155,7 +168,8 @@ func (t *Timer) unlink() {
 // retargetMax is the most timers a bucket may hold for retarget to look at
 // them: a bucket's expiration is the earliest due tick of the timers put in
 // it (see insertLocked), and when the timer that set it leaves, a small
-// bucket moves its expiration on to the earliest of the others, so that the
+// bucket moves its expiration on to the earliest of the others (found by a
+// scan, which serves the next retargets too: see nearest), so that the
 // poller does not wake at a tick where nothing is due. A big bucket keeps
 // the stale, early expiration: scanning it at every Stop would cost O(n) a
 // Stop when timers are stopped in the order they are due (as a server's
@@ -173,7 +187,7 @@ const retargetMax = 128
 // after b's slot, it files them elsewhere and releases b.
 func (b *bucket) retarget() {
 	n := len(b.timers) - int(b.taken)
-	if b.level == 0 || b.expiration == noExpiration || n == 0 || n > retargetMax {
+	if b.level() == 0 || b.expiration == noExpiration || n == 0 || n > retargetMax {
 		return
 	}
 	// Never past the last tick of b's slot, which holds the old
@@ -183,12 +197,9 @@ func (b *bucket) retarget() {
 	// rotation of its slot, and the flush would file timers back into the
 	// bucket it is emptying.
 	w := b.shard.wheel
-	shift := uint(b.level) * w.bits
+	shift := uint(b.level()) * w.bits
 	end := (b.expiration>>shift+1)<<shift - 1
-	first := int64(never)
-	for _, t := range b.timers[b.taken:] {
-		first = min(first, t.due)
-	}
+	first := b.earliest()
 	switch {
 	case first <= b.expiration:
 	case first <= end:
@@ -292,6 +303,7 @@ func (b *bucket) grow() {
 // shard's spare.
 func (b *bucket) reset() {
 	b.taken = 0
+	b.near = nil
 	if cap(b.timers) > releaseCap {
 		b.shard.offerSpare(b.timers[:0])
 		b.timers = nil
@@ -326,6 +338,6 @@ func (b *bucket) detachAll() {
 	for _, t := range b.timers[b.taken:] {
 		t.bucket = nil
 	}
-	b.timers, b.taken = nil, 0
+	b.timers, b.taken, b.near = nil, 0, nil
 	b.expiration = noExpiration
 }

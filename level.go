@@ -80,7 +80,7 @@ func (s *shard) bucketAt(l int, index int64) *bucket {
 		} else {
 			b = &bucket{shard: s}
 		}
-		b.level, b.index, b.expiration = int32(l), int32(index), noExpiration
+		b.place, b.expiration = uint32(l)*MaxWheelSize+uint32(index), noExpiration
 		p.buckets[index&(pageSize-1)] = b
 		p.live++
 		lv.live++
@@ -126,14 +126,15 @@ func (s *shard) release(b *bucket) {
 func (s *shard) drop(b *bucket) {
 	s.unlistVacant(b)
 	s.buckets--
-	lv := &s.levels[b.level]
-	p := lv.pages[b.index>>pageBits]
-	p.buckets[b.index&(pageSize-1)] = nil
+	i := b.index()
+	lv := &s.levels[b.level()]
+	p := lv.pages[i>>pageBits]
+	p.buckets[i&(pageSize-1)] = nil
 	if p.live--; p.live == 0 {
 		// Kept for the next page a level needs: a timer alone in its page,
 		// armed and stopped in turn, would otherwise allocate a page
 		// (512 B) at every arming now that Stop releases its bucket.
-		lv.pages[b.index>>pageBits] = nil
+		lv.pages[i>>pageBits] = nil
 		s.freePage = p
 	}
 	if lv.live--; lv.live == 0 && len(lv.pages) > keptTable {

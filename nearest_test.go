@@ -1,0 +1,118 @@
+package timingwheel
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestEarliestModel arms timers into one coarse bucket and then, at
+// random, stops them, resets them within the bucket (earlier and later,
+// some past its slot) and arms more into it, asking the bucket for its
+// earliest timer after each step: the answer is always the least due tick
+// of the timers it holds, computed afresh (the reference), however stale
+// the list of the last scan is. The bucket's expiration is never after it.
+func TestEarliestModel(t *testing.T) {
+	for seed := range uint64(20) {
+		r := rand.New(rand.NewPCG(seed, 11))
+		clock := NewFakeClock(time.Unix(1_000_000, 0))
+		tw, err := New(time.Millisecond, 64, WithClock(clock))
+		require.NoError(t, err)
+		oneShard(tw)
+		// Level 1 of a 64-slot wheel of 1 ms: slots of 64 ms. [128, 192)
+		// ms is one slot, two ahead of the current one.
+		in := func() time.Duration { return 128*time.Millisecond + time.Duration(r.IntN(64))*time.Millisecond }
+		var timers []*Timer
+		arm := func() { timers = append(timers, tw.AfterFunc(in(), noop)) }
+		for range 1 + r.IntN(3*nearestMax) {
+			arm()
+		}
+		b := timers[0].bucket
+		require.Equal(t, 1, b.level())
+		s := b.shard
+		served := 0
+		for step := range 400 {
+			switch op := r.IntN(10); {
+			case op < 3 && len(timers) > 1:
+				i := r.IntN(len(timers))
+				require.True(t, timers[i].Stop())
+				timers = append(timers[:i], timers[i+1:]...)
+			case op < 7:
+				// Within the slot or past it (a Reset to later stays).
+				tm := timers[r.IntN(len(timers))]
+				d := in()
+				if r.IntN(3) == 0 {
+					d += time.Duration(r.IntN(500)) * time.Millisecond
+				}
+				tm.Reset(d)
+			default:
+				arm()
+			}
+			s.mu.Lock()
+			want, held := int64(never), 0
+			for _, tm := range timers {
+				if tm.bucket == b {
+					want = min(want, tm.due)
+					held++
+				}
+			}
+			if held > 0 && b.expiration != noExpiration {
+				if listed(b) {
+					served++
+				}
+				require.Equal(t, want, b.earliest(), "seed %d step %d: the earliest of %d timers", seed, step, held)
+				require.LessOrEqual(t, b.expiration, want, "seed %d step %d: the bucket expires after its earliest timer", seed, step)
+			}
+			s.mu.Unlock()
+		}
+		require.Positive(t, served, "seed %d: every step scanned: the list served nothing", seed)
+		tw.Stop()
+	}
+}
+
+// TestRetargetScansOncePerList: timers Reset in the order they are due, as
+// a server's idle timeouts are, each one its bucket's earliest, move the
+// bucket's expiration on at every Reset, and the bucket is scanned once for
+// every nearestMax of them, not at every Reset.
+func TestRetargetScansOncePerList(t *testing.T) {
+	tw, _ := newOneShardWheel(t)
+	timers := make([]*Timer, 100)
+	for i := range timers {
+		// 128 ms to 191 ms: one level-1 bucket, every due tick distinct
+		// but the last few.
+		timers[i] = tw.AfterFunc(128*time.Millisecond+time.Duration(i*63/len(timers))*time.Millisecond, noop)
+	}
+	b := timers[0].bucket
+	for _, tm := range timers {
+		require.Same(t, b, tm.bucket)
+	}
+	scans, bound := 0, int64(0)
+	for i, tm := range timers[:len(timers)-1] {
+		tm.Reset(time.Hour) // later: stays in b (see holds)
+		require.Same(t, b, tm.bucket)
+		require.Equal(t, timers[i+1].due, b.expiration, "Reset %d: the expiration did not move to the next timer", i)
+		require.NotNil(t, b.near, "Reset %d: retarget did not scan", i)
+		if b.near.bound != bound { // a scan: each finds later timers than the last
+			scans++
+			bound = b.near.bound
+		}
+	}
+	t.Logf("%d scans for %d Resets", scans, len(timers)-1)
+	require.LessOrEqual(t, scans, (len(timers)+nearestMax-1)/nearestMax+1)
+}
+
+// listed reports whether b's list from its last scan still holds a valid
+// entry, so that earliest answers without scanning.
+func listed(b *bucket) bool {
+	if b.near == nil {
+		return false
+	}
+	for _, e := range b.near.entries[b.near.next:] {
+		if e.t.bucket == b && e.t.due == e.due {
+			return true
+		}
+	}
+	return false
+}
