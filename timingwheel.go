@@ -174,6 +174,7 @@ func (tw *TimingWheel) Stop() {
 		// A ring in progress finishes advancing (it finds the wheel
 		// stopped); one that starts later returns at once.
 		tw.adv.mu.Lock()
+		//lint:ignore SA2001 the lock is taken only to wait for the ring holding it
 		tw.adv.mu.Unlock()
 	}
 	// Every call clears, which is idempotent: with the shards stopped no
