@@ -1,7 +1,5 @@
 package delayqueue
 
-import "time"
-
 // Ringing: on the System clock, the alarm can be a runtime timer that starts
 // a goroutine, as time.AfterFunc does, instead of a timer whose channel a
 // waiter sleeps on; a timing wheel uses it so that a value due alone costs
@@ -22,8 +20,7 @@ func (q *DelayQueue[T]) Ring(ring func()) bool {
 	defer q.mu.Unlock()
 	q.alarm.Stop()
 	q.ring = ring
-	q.alarm = &funcAlarm{t: time.AfterFunc(Never, q.rung)}
-	q.alarm.Stop()
+	q.alarm = &funcAlarm{f: q.rung}
 	q.armedAt = Never
 	q.rearmLocked()
 	return true
@@ -34,6 +31,7 @@ func (q *DelayQueue[T]) Ring(ring func()) bool {
 func (q *DelayQueue[T]) rung() {
 	q.mu.Lock()
 	q.armedAt = Never
+	q.alarm.(*funcAlarm).rang()
 	q.mu.Unlock()
 	q.wakeups.Add(1)
 	q.ring()
@@ -46,11 +44,3 @@ func (q *DelayQueue[T]) Rearm() {
 	q.rearmLocked()
 	q.mu.Unlock()
 }
-
-// funcAlarm is the alarm of a ringing queue: a runtime timer that calls its
-// function, as time.AfterFunc does.
-type funcAlarm struct{ t *time.Timer }
-
-func (a *funcAlarm) C() <-chan time.Time    { return nil }
-func (a *funcAlarm) Set(deadline time.Time) { a.t.Reset(time.Until(deadline)) }
-func (a *funcAlarm) Stop()                  { a.t.Stop() }
