@@ -111,9 +111,7 @@ func (b *bucket) push(t *Timer) {
 	}
 	t.bucket, t.slot = b, uint32(len(b.timers))
 	b.timers = append(b.timers, t)
-	if b.near != nil {
-		b.noteDue(t.due)
-	}
+	b.noteDue(t.due)
 }
 
 // take removes and returns the oldest timer not yet taken; b must not be

@@ -285,21 +285,35 @@ func TestResetHeldTimersWakeNobody(t *testing.T) {
 // Timer and nothing more, now that Stop releases the bucket: the shard
 // reuses the released bucket and page.
 func TestAloneInItsBucketAllocatesOnlyTheTimer(t *testing.T) {
+	tw := newAllocWheel(t)
+	keep := tw.AfterFunc(time.Minute, noop) // keeps the coarse levels in use
+	defer keep.Stop()
+	require.Equal(t, 1.0, afterFuncStopAllocs(tw, 2*time.Hour),
+		"allocations per AfterFunc+Stop of a timer alone in its bucket")
+}
+
+// newAllocWheel returns a one-shard wheel of 64 slots of 1 ms on the real
+// clock, for counting allocations; it skips the test under the race
+// detector, which allocates on its own.
+func newAllocWheel(t *testing.T) *TimingWheel {
+	t.Helper()
 	if raceEnabled {
 		t.Skip("the race detector allocates on its own")
 	}
 	tw, err := New(time.Millisecond, 64)
 	require.NoError(t, err)
-	defer tw.Stop()
-	oneShard(tw)
-	keep := tw.AfterFunc(time.Minute, noop) // keeps the coarse levels in use
-	defer keep.Stop()
-	allocs := testing.AllocsPerRun(1000, func() {
-		if !tw.AfterFunc(2*time.Hour, noop).Stop() {
+	t.Cleanup(tw.Stop)
+	return oneShard(tw)
+}
+
+// afterFuncStopAllocs returns the allocations of an AfterFunc(d) and its
+// Stop on tw, averaged over 1000 runs.
+func afterFuncStopAllocs(tw *TimingWheel, d time.Duration) float64 {
+	return testing.AllocsPerRun(1000, func() {
+		if !tw.AfterFunc(d, noop).Stop() {
 			panic("Stop of a pending timer returned false")
 		}
 	})
-	require.Equal(t, 1.0, allocs, "allocations per AfterFunc+Stop of a timer alone in its bucket")
 }
 
 // TestAloneInItsShardAllocatesOnlyTheTimer: a timer alone in its shard,
@@ -308,19 +322,9 @@ func TestAloneInItsBucketAllocatesOnlyTheTimer(t *testing.T) {
 // last bucket goes (before it did, each arming made a page and a table
 // again: 688 B in 3 allocations). On level 0 and on a coarse level.
 func TestAloneInItsShardAllocatesOnlyTheTimer(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector allocates on its own")
-	}
-	tw, err := New(time.Millisecond, 64)
-	require.NoError(t, err)
-	defer tw.Stop()
-	oneShard(tw)
+	tw := newAllocWheel(t)
 	for _, d := range []time.Duration{20 * time.Millisecond, time.Minute} {
-		allocs := testing.AllocsPerRun(1000, func() {
-			if !tw.AfterFunc(d, noop).Stop() {
-				panic("Stop of a pending timer returned false")
-			}
-		})
-		require.Equal(t, 1.0, allocs, "allocations per AfterFunc(%v)+Stop of a timer alone in its shard", d)
+		require.Equal(t, 1.0, afterFuncStopAllocs(tw, d),
+			"allocations per AfterFunc(%v)+Stop of a timer alone in its shard", d)
 	}
 }

@@ -235,9 +235,7 @@ func (t *Timer) resetAt(d, now time.Duration) bool {
 		// most Resets touch no bucket.
 		old := e.due
 		e.due = due
-		if e.bucket.near != nil {
-			e.bucket.noteDue(due)
-		}
+		e.bucket.noteDue(due)
 		if old == e.bucket.expiration && due > old {
 			e.bucket.retarget()
 		}

@@ -313,6 +313,9 @@ func (q *DelayQueue[T]) rearmLocked() {
 	if want == Never {
 		q.alarm.Stop()
 	} else {
+		if q.ring != nil && q.armedAt != Never && want > q.armedAt {
+			q.alarm.(*funcAlarm).renew() // later on a new timer: see funcAlarm
+		}
 		q.alarm.Set(q.epoch.Add(want))
 	}
 	q.armedAt = want

@@ -7,39 +7,59 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestFuncAlarmMovesLaterOnANewTimer: the alarm of a ringing queue moves
-// later by arming a timer other than the one armed (see funcAlarm), and
-// moves earlier, or arms after a Stop or a ring, by resetting its timer in
+// TestFuncAlarmMovesLaterOnANewTimer: a ringing queue moves its alarm later
+// on a runtime timer other than the one armed (see funcAlarm), and moves it
+// earlier, or arms it after a Stop or a ring, by resetting its timer in
 // place; and it rings on time, once, at the deadline it was moved to last.
 func TestFuncAlarmMovesLaterOnANewTimer(t *testing.T) {
-	rang := make(chan time.Time, 4)
-	a := &funcAlarm{f: func() { rang <- time.Now() }}
-	now := time.Now()
-	a.Set(now.Add(time.Hour))
-	first := a.t
-	a.Set(now.Add(30 * time.Minute)) // earlier: in place
-	require.Same(t, first, a.t, "moving earlier made a timer")
-	a.Set(now.Add(2 * time.Hour)) // later: a timer of its own
-	require.NotSame(t, first, a.t, "moving later reset the armed timer")
-	second := a.t
-	a.Stop()
-	a.Set(now.Add(3 * time.Hour)) // after a Stop: in place
-	require.Same(t, second, a.t, "arming after a Stop made a timer")
+	type v struct{ slot Slot }
+	q := NewIndexed(System, func(x *v) *Slot { return &x.slot })
+	rang := make(chan time.Duration, 4)
+	require.True(t, q.Ring(func() {
+		now := q.Now()
+		if _, ok := q.PollDue(now); ok {
+			rang <- now
+		}
+		q.Rearm()
+	}))
+	defer q.Clear()
+	a := q.alarm.(*funcAlarm)
+	timer := func() *time.Timer {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return a.t
+	}
+	x := &v{}
+	now := q.Now()
+	q.Offer(x, now+time.Hour)
+	first := timer()
+	q.Offer(x, now+30*time.Minute) // earlier: in place
+	require.Same(t, first, timer(), "moving earlier made a timer")
+	q.Offer(x, now+2*time.Hour) // later: a timer of its own
+	require.NotSame(t, first, timer(), "moving later reset the armed timer")
+	second := timer()
+	q.Remove(x) // the queue empties: the alarm stops
+	q.Offer(x, now+3*time.Hour)
+	require.Same(t, second, timer(), "arming after a Stop made a timer")
 
-	deadline := time.Now().Add(20 * time.Millisecond)
-	a.Set(deadline) // earlier
-	a.Set(deadline.Add(20 * time.Millisecond))
+	deadline := q.Now() + 20*time.Millisecond
+	q.Offer(x, deadline)                     // earlier
+	q.Offer(x, deadline+20*time.Millisecond) // later
 	select {
 	case at := <-rang:
-		require.False(t, at.Before(deadline.Add(20*time.Millisecond)), "rang before the deadline it was moved to")
+		require.GreaterOrEqual(t, at, deadline+20*time.Millisecond, "rang before the deadline it was moved to")
 	case <-time.After(30 * time.Second):
 		t.Fatal("the alarm did not ring within 30 s")
 	}
-	a.rang()
-	third := a.t
-	a.Set(time.Now().Add(time.Hour)) // after a ring: in place
-	require.Same(t, third, a.t, "arming after a ring made a timer")
-	a.Stop()
+	require.Eventually(t, func() bool { // the ring has rearmed: nothing is left
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return q.armedAt == Never
+	}, 30*time.Second, time.Millisecond)
+	third := timer()
+	q.Offer(x, q.Now()+time.Hour) // after a ring: in place
+	require.Same(t, third, timer(), "arming after a ring made a timer")
+	q.Remove(x)
 	select {
 	case at := <-rang:
 		t.Fatalf("a stopped or replaced timer rang at %v", at)

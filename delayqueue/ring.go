@@ -31,7 +31,6 @@ func (q *DelayQueue[T]) Ring(ring func()) bool {
 func (q *DelayQueue[T]) rung() {
 	q.mu.Lock()
 	q.armedAt = Never
-	q.alarm.(*funcAlarm).rang()
 	q.mu.Unlock()
 	q.wakeups.Add(1)
 	q.ring()
