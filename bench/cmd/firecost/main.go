@@ -196,11 +196,12 @@ func load(c config) error {
 
 	type snap struct {
 		cpu                 time.Duration
+		switches            uint64
 		armed, stops, fires int64
 		wakeups, wheelFired int64
 	}
 	take := func() snap {
-		s := snap{cpu: measure.CPU(), armed: nArmed, stops: nStops, fires: fires.Load(), wakeups: -1, wheelFired: -1}
+		s := snap{cpu: measure.CPU(), switches: measure.ReadSched().CtxSwitches, armed: nArmed, stops: nStops, fires: fires.Load(), wakeups: -1, wheelFired: -1}
 		if w, ok := timers.(*lib.Wheel); ok {
 			st := w.TW.Stats()
 			s.wakeups, s.wheelFired = int64(st.Wakeups), int64(st.Fired)
@@ -257,7 +258,7 @@ func load(c config) error {
 		Workload: "firecost", Lib: c.lib, GOMAXPROCS: runtime.GOMAXPROCS(0),
 		DeadlineMs: measure.Ms(c.deadline), StopMs: measure.Ms(c.stop), FiresPerS: c.fires, StopsPerS: c.stops, LoopMs: measure.Ms(loop),
 		WarmupS: warmup.Seconds(), DurationS: c.duration.Seconds(),
-		CPUS: (e.cpu - begin.cpu).Seconds(), Armed: e.armed - begin.armed, Stops: e.stops - begin.stops,
+		CPUS: (e.cpu - begin.cpu).Seconds(), CtxSwitches: int64(e.switches - begin.switches), Armed: e.armed - begin.armed, Stops: e.stops - begin.stops,
 		Fires: e.fires - begin.fires, Early: early.Load(), Missed: nMissed, LateStops: lateStops, Wakeups: -1, Fired: -1,
 	}
 	if c.lib == "wheel" {

@@ -89,12 +89,13 @@ func serve(c config) error {
 // counts are the server's rates, read at both ends of the measured window.
 type counts struct {
 	cpu      time.Duration
+	switches uint64 // the process's context switches
 	requests int64
 	wheel    timingwheel.Stats
 }
 
 func (s *server) snapshot() counts {
-	c := counts{cpu: measure.CPU(), requests: s.requests.Load()}
+	c := counts{cpu: measure.CPU(), switches: measure.ReadSched().CtxSwitches, requests: s.requests.Load()}
 	if w, ok := s.timers.(*lib.Wheel); ok {
 		c.wheel = w.TW.Stats()
 	}
@@ -132,6 +133,7 @@ func (s *server) result(begin, end counts) results.HTTPServer {
 		Workload: "httpserver", Lib: c.lib, GOMAXPROCS: runtime.GOMAXPROCS(0),
 		IdleMs: measure.Ms(c.idle), DeadlineMs: measure.Ms(c.deadline), SlowDeadlineMs: measure.Ms(c.slowDeadline),
 		CPUS:          (end.cpu - begin.cpu).Seconds(),
+		CtxSwitches:   int64(end.switches - begin.switches),
 		MaxRSSMiB:     float64(measure.MaxRSS()) / (1 << 20),
 		Requests:      end.requests - begin.requests,
 		Wakeups:       -1,

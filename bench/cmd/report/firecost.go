@@ -26,8 +26,10 @@ type fireCostRow struct {
 	// the same less the no-timer process's CPU in the same round; perOp the
 	// whole-process CPU per AfterFunc or Stop call, ns. NaN where undefined.
 	perFire, share, perOp float64
-	// ratio is the median over rounds of perFire ÷ the runtime's.
-	ratio                   float64
+	// ratio is the median over rounds of perFire ÷ the runtime's;
+	// switchRatio the same of the context switches per fired timer, NaN
+	// where not counted.
+	ratio, switchRatio      float64
 	fires, stops            float64 // medians
 	wakeups, wakeupsPerFire float64 // the wheel's, medians; NaN for the others
 	early, missed, late     int64   // summed over rounds
@@ -57,7 +59,7 @@ func fireCostRows(runs []fireCost) []fireCostRow {
 	for _, pt := range points {
 		for _, lib := range fireCostLibs {
 			row := fireCostRow{fireCostPoint: pt, lib: lib}
-			var cpu, perFire, share, perOp, ratio, fires, stops, wk, wkF []float64
+			var cpu, perFire, share, perOp, ratio, swR, fires, stops, wk, wkF []float64
 			for _, x := range runs {
 				if at(x) != pt || x.Lib != lib {
 					continue
@@ -74,6 +76,9 @@ func fireCostRows(runs []fireCost) []fireCostRow {
 					}
 					if rt, ok := find(pt, x.Round, "runtime"); ok && rt.Fires > 0 {
 						ratio = append(ratio, (x.CPUS/float64(x.Fires))/(rt.CPUS/float64(rt.Fires)))
+						if x.CtxSwitches > 0 && rt.CtxSwitches > 0 {
+							swR = append(swR, (float64(x.CtxSwitches)/float64(x.Fires))/(float64(rt.CtxSwitches)/float64(rt.Fires)))
+						}
 					}
 				}
 				if x.Wakeups >= 0 {
@@ -91,6 +96,7 @@ func fireCostRows(runs []fireCost) []fireCostRow {
 			}
 			row.cpu, row.perFire, row.share, row.perOp = medianOf(cpu), medianOf(perFire), medianOf(share), medianOf(perOp)
 			row.ratio, row.fires, row.stops = medianOf(ratio), medianOf(fires), medianOf(stops)
+			row.switchRatio = medianOf(swR)
 			row.wakeups, row.wakeupsPerFire = medianOf(wk), medianOf(wkF)
 			rows = append(rows, row)
 		}
@@ -138,15 +144,16 @@ func (r *report) fireCostSection(b *md) {
 			early = fmt.Sprintf("**%d**", x.early)
 		}
 		rows = append(rows, []string{fmt.Sprintf("%g / %g / %g", x.firesPerS, x.stopsPerS, x.loopMs), fmt.Sprintf("%g", x.deadlineMs), name, fmt.Sprint(x.rounds), num(x.cpu),
-			f(x.perFire, "%.0f"), f(x.share, "%.0f"), times(x.ratio), f(x.perOp, "%.0f"),
+			f(x.perFire, "%.0f"), f(x.share, "%.0f"), times(x.ratio), times(x.switchRatio), f(x.perOp, "%.0f"),
 			fmt.Sprintf("%.0f", x.fires), fmt.Sprintf("%.0f", x.stops), f(x.wakeups, "%.0f"), f(x.wakeupsPerFire, "%.2f"),
 			early, fmt.Sprintf("%d / %d", x.missed, x.late)})
 	}
 	b.table([]string{"fires/s / stops/s / loop ms", "deadline ms", "library", "rounds", "CPU s", "CPU per fired timer µs", "… less the loop's µs",
-		"per fired timer ÷ runtime", "CPU per AfterFunc or Stop ns", "fires", "stops", "wheel wake-ups",
+		"per fired timer ÷ runtime", "context switches per fired timer ÷ runtime", "CPU per AfterFunc or Stop ns", "fires", "stops", "wheel wake-ups",
 		"… per fired timer", "early fires", "late loops / late stops"}, rows)
 	b.p("Medians over rounds; \"less the loop's\" subtracts the no-timer process's CPU in the same round")
-	b.p("before dividing; wake-ups are the wheel's poller's (Stats.Wakeups, per Stats.Fired). Late loops")
+	b.p("before dividing; context switches are the process's (getrusage, voluntary and not: how often its")
+	b.p("threads slept and were woken); wake-ups are the wheel's poller's (Stats.Wakeups, per Stats.Fired). Late loops")
 	b.p("ran more than a period behind in the window, late stops came after the deadline (a stalled")
 	b.p("process): both are the machine's noise, summed over rounds. To reproduce, from `bench/`:")
 	b.p("")

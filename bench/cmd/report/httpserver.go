@@ -26,7 +26,11 @@ type httpRow struct {
 	cpuRatio float64 // median over rounds of CPU ÷ the runtime server's in the same round
 	rss      float64 // median peak RSS, MiB
 	rssRatio float64
-	requests float64 // median
+	// switchRatio is the median over rounds of the process's context
+	// switches per request ÷ the runtime server's in the same round; NaN
+	// where not counted (runs before the count existed).
+	switchRatio float64
+	requests    float64 // median
 	wakeups  float64 // median; NaN where not counted
 	// wakeupsPerFire is the median over rounds of the wheel's poller
 	// wake-ups per timer it fired; NaN where not counted or nothing fired.
@@ -67,7 +71,7 @@ func httpRows(runs []httpServer) []httpRow {
 	for _, pt := range points {
 		for _, lib := range httpLibs {
 			row := httpRow{httpPoint: pt, lib: lib}
-			var cpu, cpuR, rss, rssR, req, wk, wkF, p99 []float64
+			var cpu, cpuR, rss, rssR, swR, req, wk, wkF, p99 []float64
 			for _, x := range runs {
 				if at(x) != pt || x.Lib != lib {
 					continue
@@ -83,6 +87,9 @@ func httpRows(runs []httpServer) []httpRow {
 				}
 				if rt, ok := find(pt, x.Round, "runtime"); ok {
 					cpuR, rssR = append(cpuR, x.CPUS/rt.CPUS), append(rssR, x.MaxRSSMiB/rt.MaxRSSMiB)
+					if x.CtxSwitches > 0 && rt.CtxSwitches > 0 && x.Requests > 0 && rt.Requests > 0 {
+						swR = append(swR, float64(x.CtxSwitches)/float64(x.Requests)/(float64(rt.CtxSwitches)/float64(rt.Requests)))
+					}
 				}
 				row.deadlines += x.DeadlineFires
 				row.idles += x.IdleFires
@@ -94,6 +101,7 @@ func httpRows(runs []httpServer) []httpRow {
 				continue
 			}
 			row.cpu, row.cpuRatio, row.rss, row.rssRatio = medianOf(cpu), medianOf(cpuR), medianOf(rss), medianOf(rssR)
+			row.switchRatio = medianOf(swR)
 			row.requests, row.wakeups, row.wakeupsPerFire, row.p99 = medianOf(req), medianOf(wk), medianOf(wkF), medianOf(p99)
 			rows = append(rows, row)
 		}
@@ -148,13 +156,17 @@ func (r *report) httpServerSection(b *md) {
 	b.p("![server CPU, wheel ÷ runtime, against connections, one line per request deadline](httpserver_cpu.png)")
 	b.p("")
 	b.table([]string{"deadline ms", "connections", "rounds", "CPU s wheel", "runtime", "none", "wheel ÷ runtime",
+		"context switches per request, wheel ÷ runtime",
 		"peak RSS MiB wheel", "runtime", "wheel ÷ runtime", "requests wheel", "runtime", "none",
 		"wheel wake-ups", "… per fired timer", "deadline fires", "idle fires", "early fires", "client p99 ms wheel", "runtime"},
 		httpTable(httpRows(r.httpServer)))
 	b.p("CPU s, RSS, requests, wake-ups (the wheel's poller, Stats.Wakeups), wake-ups per fired timer")
 	b.p("(Stats.Wakeups ÷ Stats.Fired, each round's, deadline and idle fires together) and client p99 latency")
 	b.p("are medians over rounds; fires are summed over rounds, the wheel's and the runtime's servers'")
-	b.p("together (early fires in bold). To reproduce, from `bench/`:")
+	b.p("together (early fires in bold). Context switches (getrusage, voluntary and not) count how often the")
+	b.p("server's threads slept and were woken, per request served; where a server uses a few hundredths of a")
+	b.p("second in the window (30 connections) its CPU ratio spreads ±30%% from round to round, and this count")
+	b.p("is the steadier measure of what its timers made the scheduler do. To reproduce, from `bench/`:")
 	b.p("")
 	b.p("```sh")
 	for _, c := range r.env.commands {
@@ -178,7 +190,7 @@ func httpTable(rows []httpRow) [][]string {
 		w, rt, none := by["wheel"], by["runtime"], by["none"]
 		if _, ok := by["wheel"]; !ok {
 			nan := math.NaN()
-			w.cpuRatio, w.rssRatio, w.wakeups, w.wakeupsPerFire = nan, nan, nan, nan
+			w.cpuRatio, w.rssRatio, w.switchRatio, w.wakeups, w.wakeupsPerFire = nan, nan, nan, nan, nan
 		}
 		cell := func(lib string, f func(httpRow) string) string {
 			if row, ok := by[lib]; ok {
@@ -211,7 +223,7 @@ func httpTable(rows []httpRow) [][]string {
 			idles += fmt.Sprintf(" (%d on busy connections)", n)
 		}
 		out = append(out, []string{fmt.Sprintf("%g", pt.deadlineMs), fmt.Sprint(pt.conns), fmt.Sprint(max(w.rounds, rt.rounds, none.rounds)),
-			cell("wheel", cpu), cell("runtime", cpu), cell("none", cpu), times(w.cpuRatio),
+			cell("wheel", cpu), cell("runtime", cpu), cell("none", cpu), times(w.cpuRatio), times(w.switchRatio),
 			cell("wheel", rss), cell("runtime", rss), times(w.rssRatio),
 			cell("wheel", req), cell("runtime", req), cell("none", req),
 			wk, wkF, fmt.Sprint(w.deadlines + rt.deadlines), idles, early, cell("wheel", p99), cell("runtime", p99)})

@@ -134,9 +134,34 @@ func TestHTTPRowsOnePerDeadlineAndConns(t *testing.T) {
 	if rt := rows[1]; rt.lib != "runtime" || !math.IsNaN(rt.wakeups) || !math.IsNaN(rt.wakeupsPerFire) {
 		t.Errorf("200 ms runtime = %+v, want no wake-ups counted", rt)
 	}
+	if !math.IsNaN(w200.switchRatio) {
+		t.Errorf("200 ms wheel switch ratio = %v, want NaN (no context switches counted)", w200.switchRatio)
+	}
 	table := httpTable(rows)
-	if len(table) != 2 || table[0][0] != "200" || table[0][6] != "1.50×" || table[0][14] != "20.0" {
-		t.Errorf("table = %q, want one row per point, 200 ms first with ratio 1.50× and 20.0 wake-ups per fire", table)
+	if len(table) != 2 || table[0][0] != "200" || table[0][6] != "1.50×" || table[0][7] != "—" || table[0][15] != "20.0" {
+		t.Errorf("table = %q, want one row per point, 200 ms first with ratio 1.50×, no switch ratio and 20.0 wake-ups per fire", table)
+	}
+}
+
+// The context-switch ratio is per request, within each round, then the
+// median; a round where either server counted none is left out.
+func TestHTTPRowsSwitchesPerRequest(t *testing.T) {
+	run := func(round int, lib string, switches, requests int64) httpServer {
+		return httpServer{Round: round, DeadlineMs: 50, Conns: 30, Lib: lib, CPUS: 1, MaxRSSMiB: 10,
+			Wakeups: -1, Fired: -1, CtxSwitches: switches, Requests: requests}
+	}
+	rows := httpRows([]httpServer{
+		run(1, "wheel", 900, 100), run(1, "runtime", 1000, 100), // 0.9
+		run(2, "wheel", 1200, 200), run(2, "runtime", 500, 100), // 6 ÷ 5 = 1.2
+		run(3, "wheel", 1000, 100), run(3, "runtime", 1000, 100), // 1
+		run(4, "wheel", 0, 100), run(4, "runtime", 1000, 100), // not counted
+	})
+	w := rows[0]
+	if w.lib != "wheel" || w.switchRatio != 1 {
+		t.Errorf("wheel = %+v, want switch ratio 1 (median of 0.9, 1.2 and 1)", w)
+	}
+	if got := httpTable(rows)[0][7]; got != "1.00×" {
+		t.Errorf("table's switch ratio = %q, want 1.00×", got)
 	}
 }
 
@@ -147,9 +172,12 @@ func TestFireCostRowsPerFiredTimer(t *testing.T) {
 	}
 	w1, w2 := run(1, "wheel", 0.5, 100), run(2, "wheel", 0.9, 100)
 	w1.Wakeups, w1.Fired, w2.Wakeups, w2.Fired = 10, 100, 30, 100
+	r1, r2 := run(1, "runtime", 0.4, 100), run(2, "runtime", 1.0, 100)
+	// Context switches per fired timer ÷ the runtime's: 0.8 and 1.4.
+	w1.CtxSwitches, r1.CtxSwitches, w2.CtxSwitches, r2.CtxSwitches = 800, 1000, 700, 500
 	rows := fireCostRows([]fireCost{
-		w1, run(1, "runtime", 0.4, 100), run(1, "none", 0.3, 0),
-		w2, run(2, "runtime", 1.0, 100), run(2, "none", 0.6, 0),
+		w1, r1, run(1, "none", 0.3, 0),
+		w2, r2, run(2, "none", 0.6, 0),
 	})
 	if len(rows) != 3 || rows[0].lib != "wheel" || rows[1].lib != "runtime" || rows[2].lib != "none" {
 		t.Fatalf("rows = %+v, want wheel, runtime, none at one load", rows)
@@ -159,8 +187,8 @@ func TestFireCostRowsPerFiredTimer(t *testing.T) {
 	// ÷ the runtime's in the same round: 1.25 and 0.9; per AfterFunc or
 	// Stop (1000 calls): 500k and 900k ns; wake-ups per fire 0.1 and 0.3.
 	if w.perFire != 7000 || w.share != 2500 || math.Abs(w.ratio-1.075) > 1e-9 || w.perOp != 700e3 ||
-		w.wakeups != 20 || math.Abs(w.wakeupsPerFire-0.2) > 1e-9 {
-		t.Errorf("wheel = %+v, want per fire 7000 µs, less the loop's 2500 µs, ratio 1.075, 700000 ns per call, 20 wake-ups, 0.2 per fire", w)
+		w.wakeups != 20 || math.Abs(w.wakeupsPerFire-0.2) > 1e-9 || math.Abs(w.switchRatio-1.1) > 1e-9 {
+		t.Errorf("wheel = %+v, want per fire 7000 µs, less the loop's 2500 µs, ratio 1.075, 700000 ns per call, 20 wake-ups, 0.2 per fire, switch ratio 1.1", w)
 	}
 	if n := rows[2]; !math.IsNaN(n.perFire) || !math.IsNaN(n.perOp) {
 		t.Errorf("none = %+v, want no per-fire or per-call cost", n)

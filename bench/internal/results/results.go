@@ -113,12 +113,16 @@ type HTTPServer struct {
 	SlowFrac       float64 `json:"slow_frac"` // of requests, which wait for their slow deadline
 	IdleFrac       float64 `json:"idle_frac"` // of connections, which fall silent once
 
-	CPUS      float64 `json:"cpu_s"` // the server process's user+sys (getrusage)
-	MaxRSSMiB float64 `json:"max_rss_mib"`
-	Requests  int64   `json:"requests"` // handled by the server
-	Wakeups   int64   `json:"wakeups"`  // the wheel's poller wake-ups; -1 for the others
-	Fired     int64   `json:"fired"`    // the wheel's Stats; -1 for the others
-	Stopped   int64   `json:"stopped"`
+	CPUS float64 `json:"cpu_s"` // the server process's user+sys (getrusage)
+	// CtxSwitches is the server process's context switches in the window,
+	// voluntary and not (getrusage): how often its threads slept and were
+	// woken, a count where CPU time at light load is mostly noise.
+	CtxSwitches int64   `json:"ctx_switches"`
+	MaxRSSMiB   float64 `json:"max_rss_mib"`
+	Requests    int64   `json:"requests"` // handled by the server
+	Wakeups     int64   `json:"wakeups"`  // the wheel's poller wake-ups; -1 for the others
+	Fired       int64   `json:"fired"`    // the wheel's Stats; -1 for the others
+	Stopped     int64   `json:"stopped"`
 
 	DeadlineFires int64 `json:"deadline_fires"` // slow requests whose context the timer cancelled
 	DeadlineEarly int64 `json:"deadline_early"` // … seen cancelled before their deadline
@@ -153,6 +157,10 @@ type FireCost struct {
 	DurationS  float64 `json:"duration_s"`
 
 	CPUS      float64 `json:"cpu_s"` // the process's user+sys (getrusage) over the window
+	// CtxSwitches is the process's context switches over the window,
+	// voluntary and not (getrusage): how often its threads slept and were
+	// woken.
+	CtxSwitches int64 `json:"ctx_switches"`
 	Armed     int64   `json:"armed"`
 	Stops     int64   `json:"stops"`      // Stop calls, each of which returned true
 	Fires     int64   `json:"fires"`      // callbacks run
