@@ -2,6 +2,7 @@ package schedules
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -78,7 +79,11 @@ func testRunKey(t *testing.T, c redis.UniversalClient) {
 	wg.Add(1)
 	go func() { defer wg.Done(); assert.NoError(t, s.Run(ctx)) }()
 
-	_, err := s.Put(ctx, Definition{Name: "keyed", Every: time.Hour,
+	// Hourly, half an hour from now, so that its next time cannot pass
+	// between the Put and the check (with Every: time.Hour, a run a second
+	// before the hour looked for the occurrence Run had already taken).
+	minute := (time.Now().UTC().Minute() + 30) % 60
+	_, err := s.Put(ctx, Definition{Name: "keyed", Cron: fmt.Sprintf("%d * * * *", minute),
 		Callback: rediswheel.HTTPTask{URL: "https://example.com/h", Method: "POST"}})
 	require.NoError(t, err)
 	d, err := s.Get(ctx, "keyed")
