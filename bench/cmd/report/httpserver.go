@@ -31,7 +31,7 @@ type httpRow struct {
 	// where not counted (runs before the count existed).
 	switchRatio float64
 	requests    float64 // median
-	wakeups  float64 // median; NaN where not counted
+	wakeups     float64 // median; NaN where not counted
 	// wakeupsPerFire is the median over rounds of the wheel's poller
 	// wake-ups per timer it fired; NaN where not counted or nothing fired.
 	wakeupsPerFire float64
