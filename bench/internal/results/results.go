@@ -156,17 +156,17 @@ type FireCost struct {
 	WarmupS    float64 `json:"warmup_s"`
 	DurationS  float64 `json:"duration_s"`
 
-	CPUS float64 `json:"cpu_s"` // the process's user+sys (getrusage) over the window
+	CPUS      float64 `json:"cpu_s"` // the process's user+sys (getrusage) over the window
+	Armed     int64   `json:"armed"`
+	Stops     int64   `json:"stops"`      // Stop calls, each of which returned true
+	Fires     int64   `json:"fires"`      // callbacks run
+	Early     int64   `json:"early"`      // … before their deadline had elapsed since they were armed
+	Missed    int64   `json:"missed"`     // loops that ran late by more than a period, in the window
+	LateStops int64   `json:"late_stops"` // Stops that came after the deadline (over the life), found the timer fired
 	// CtxSwitches is the process's context switches over the window,
 	// voluntary and not (getrusage): how often its threads slept and were
 	// woken.
 	CtxSwitches int64 `json:"ctx_switches"`
-	Armed       int64 `json:"armed"`
-	Stops       int64 `json:"stops"`      // Stop calls, each of which returned true
-	Fires       int64 `json:"fires"`      // callbacks run
-	Early       int64 `json:"early"`      // … before their deadline had elapsed since they were armed
-	Missed      int64 `json:"missed"`     // loops that ran late by more than a period, in the window
-	LateStops   int64 `json:"late_stops"` // Stops that came after the deadline (over the life), found the timer fired
 	// Wakeups and Fired are the wheel's Stats over the window; -1 for the others.
 	Wakeups int64 `json:"wakeups"`
 	Fired   int64 `json:"fired"`
