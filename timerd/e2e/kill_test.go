@@ -41,11 +41,16 @@ func killOneOfTwo(t *testing.T, target target) {
 	rc := newReceiver(t, slow)
 	ts := w.tasks(t, a)
 
+	// The first task is due a lead after the setup's start that covers the
+	// setup (n creates, n/5 cancels): on a loaded machine the setup once took
+	// longer than a fixed second plus the spread, every task was delivered
+	// before the loop below could catch one in flight, and the run failed.
+	lead := setupLead(ts, rc.url(), n+n/5)
 	begin := time.Now()
 	due := map[string]time.Time{}
 	for i := range n {
 		key := fmt.Sprintf("task/%03d", i)
-		due[key] = begin.Add(time.Second + time.Duration(i)*spread/n).Truncate(time.Millisecond)
+		due[key] = begin.Add(lead + time.Duration(i)*spread/n).Truncate(time.Millisecond)
 		ts.create(key, due[key], rc.url())
 	}
 	// Every fifth task is cancelled: mostly still scheduled, but on a slow
@@ -57,6 +62,7 @@ func killOneOfTwo(t *testing.T, target target) {
 		require.True(t, ts.cancel(key), key)
 		cancelled[key] = time.Now()
 	}
+	setupTook := time.Since(begin)
 
 	// SIGKILL a process once a quarter of the tasks are delivered, at a
 	// moment the receiver is answering a callback it sent (its source port
@@ -70,8 +76,8 @@ func killOneOfTwo(t *testing.T, target target) {
 	for killed == nil {
 		done := len(rc.completed())
 		require.True(t, time.Now().Before(deadline) && done < n-len(cancelled),
-			"neither process had a callback in flight after %d deliveries (%d done)\nA's log:\n%s\nB's log:\n%s",
-			n/4, done, a.log(), b.log())
+			"neither process had a callback in flight after %d deliveries (%d done; setup lead %v, setup took %v)\nA's log:\n%s\nB's log:\n%s",
+			n/4, done, lead, setupTook, a.log(), b.log())
 		if done >= n/4 {
 			// The sockets first, then who is being answered: reading /proc
 			// is slow on a loaded machine, and a snapshot of the senders
@@ -146,4 +152,22 @@ func killOneOfTwo(t *testing.T, target target) {
 	require.Equal(t, 0, survivor.wait(time.Minute), survivor.log())
 	st := w.stats(t)
 	require.Zero(t, st.Due+st.Scheduled+st.InFlight+st.Dead, "left in the store: %+v", st)
+}
+
+// setupLead returns how long after its start a setup of ops creates and
+// cancels should put its first due time: three times what ops take at the
+// rate of a few timed ones (tasks due in an hour, cancelled at once, so
+// never delivered), and at least a second.
+func setupLead(ts *tasks, callback string, ops int) time.Duration {
+	const k = 10
+	start := time.Now()
+	for i := range k {
+		key := fmt.Sprintf("lead/%d", i)
+		ts.create(key, start.Add(time.Hour), callback)
+		if !ts.cancel(key) {
+			ts.t.Fatalf("%s: not pending right after its create", key)
+		}
+	}
+	perOp := time.Since(start) / (2 * k)
+	return max(time.Second, 3*perOp*time.Duration(ops))
 }
