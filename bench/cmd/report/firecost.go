@@ -76,8 +76,8 @@ func fireCostRows(runs []fireCost) []fireCostRow {
 					}
 					if rt, ok := find(pt, x.Round, "runtime"); ok && rt.Fires > 0 {
 						ratio = append(ratio, (x.CPUS/float64(x.Fires))/(rt.CPUS/float64(rt.Fires)))
-						if x.CtxSwitches > 0 && rt.CtxSwitches > 0 {
-							swR = append(swR, (float64(x.CtxSwitches)/float64(x.Fires))/(float64(rt.CtxSwitches)/float64(rt.Fires)))
+						if r, ok := perUnitRatio(x.CtxSwitches, x.Fires, rt.CtxSwitches, rt.Fires); ok {
+							swR = append(swR, r)
 						}
 					}
 				}

@@ -87,8 +87,8 @@ func httpRows(runs []httpServer) []httpRow {
 				}
 				if rt, ok := find(pt, x.Round, "runtime"); ok {
 					cpuR, rssR = append(cpuR, x.CPUS/rt.CPUS), append(rssR, x.MaxRSSMiB/rt.MaxRSSMiB)
-					if x.CtxSwitches > 0 && rt.CtxSwitches > 0 && x.Requests > 0 && rt.Requests > 0 {
-						swR = append(swR, float64(x.CtxSwitches)/float64(x.Requests)/(float64(rt.CtxSwitches)/float64(rt.Requests)))
+					if r, ok := perUnitRatio(x.CtxSwitches, x.Requests, rt.CtxSwitches, rt.Requests); ok {
+						swR = append(swR, r)
 					}
 				}
 				row.deadlines += x.DeadlineFires
@@ -107,6 +107,15 @@ func httpRows(runs []httpServer) []httpRow {
 		}
 	}
 	return rows
+}
+
+// perUnitRatio is (n per unit) ÷ (rtN per rtUnit), and false where either
+// count is zero (runs from before it was counted) or has no units.
+func perUnitRatio(n, units, rtN, rtUnits int64) (float64, bool) {
+	if n <= 0 || rtN <= 0 || units <= 0 || rtUnits <= 0 {
+		return 0, false
+	}
+	return (float64(n) / float64(units)) / (float64(rtN) / float64(rtUnits)), true
 }
 
 // times prints a ratio, or "—" for NaN.
