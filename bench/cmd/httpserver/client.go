@@ -75,7 +75,7 @@ func runClient(c config) error {
 // behind skips the sends it missed rather than sending them in a burst.
 func (cl *client) conn(i int) {
 	c := cl.cfg
-	r := rand.New(rand.NewPCG(uint64(i), 1))
+	r := connRand(i, c.seed)
 	next := cl.start.Add(time.Duration(r.Int64N(int64(c.interval))))
 	var idleAt time.Time // zero: this connection never goes idle
 	// Early enough that the server's close, or the client's wait for it,
@@ -136,6 +136,10 @@ func (cl *client) conn(i int) {
 		}
 	}
 }
+
+// connRand is the randomness of connection i of a client with seed: its
+// phase, its slow requests and when it goes idle.
+func connRand(i int, seed uint64) *rand.Rand { return rand.New(rand.NewPCG(uint64(i), seed)) }
 
 // waitIdle keeps conn silent until the server closes it, or for 2× idle.
 func (cl *client) waitIdle(conn net.Conn, br *bufio.Reader) {

@@ -39,7 +39,7 @@ func drive(c config) error {
 		for _, d := range c.deadlines {
 			rc.deadline = d
 			for _, conns := range c.conns {
-				res, err := runRound(ctx, self, rc, conns)
+				res, err := runRound(ctx, self, rc, conns, round)
 				if ctx.Err() != nil {
 					return ctx.Err() // interrupted: the children were killed
 				}
@@ -61,7 +61,7 @@ func drive(c config) error {
 // runRound runs one point of one round: it starts the servers, then their clients, and collects the results.
 // Whatever happens, every child it started is killed by pid and reaped
 // before it returns.
-func runRound(ctx context.Context, self string, c config, conns int) ([]results.HTTPServer, error) {
+func runRound(ctx context.Context, self string, c config, conns, round int) ([]results.HTTPServer, error) {
 	var children []*child
 	defer func() {
 		for _, p := range children {
@@ -96,7 +96,7 @@ func runRound(ctx context.Context, self string, c config, conns int) ([]results.
 	clients := make([]*child, len(c.libs))
 	for i := range c.libs {
 		var err error
-		if clients[i], err = run("-role", "client", "-addr", addrs[i], "-conns", strconv.Itoa(conns),
+		if clients[i], err = run("-role", "client", "-addr", addrs[i], "-conns", strconv.Itoa(conns), "-seed", fmt.Sprint(clientSeed(round, i)),
 			"-warmup", c.warmup.String(), "-duration", c.duration.String(), "-interval", c.interval.String(), "-idle", c.idle.String(),
 			"-slow-frac", fmt.Sprint(c.slowFrac), "-idle-frac", fmt.Sprint(c.idleFrac)); err != nil {
 			return nil, err
@@ -133,6 +133,11 @@ func runRound(ctx context.Context, self string, c config, conns int) ([]results.
 	}
 	return out, nil
 }
+
+// clientSeed is the -seed of the client of the i-th server started in a
+// round: no two clients of a round share one, so their connections' phases
+// are independent (see -seed), and each round draws new ones.
+func clientSeed(round, i int) uint64 { return uint64(round)<<16 | uint64(i+1) }
 
 // child is a process the driver started, with pipes to its stdin and stdout.
 // A server also ends when its stdin closes, so it does not outlive a driver
