@@ -19,7 +19,13 @@ import "time"
 // request runs, used 1.071× the CPU of the same server on time.AfterFunc
 // with Reset, 1.02× and 0.996× (two runs) renewing on every later move
 // (medians of 5 rounds, bench/cmd/httpserver -deadline 50ms -conns 300
-// -libs wheel,runtime, binaries alternated; docs/bench/issue17.md). A timer
+// -libs wheel,runtime, binaries alternated; docs/bench/issue17.md). Those
+// runs' clients sent in lockstep (fixed in 1243cb3); with independent
+// clients (4 alternated pairs per point, CPU wheel ÷ runtime), Reset in
+// place for every move read 1.036× against this code's 0.990× at 50 ms and
+// 300 connections, 1.079× against 0.996× at 200 ms and 30, 1.038× against
+// 0.986× at 10 s and 30, and 0.979× against 1.022× at 1 s and 30, the one
+// point where it wins (docs/bench/alarm-resetonly-sweep.jsonl). A timer
 // stopped stays in the runtime's heap, as the runtime's own stopped timers
 // do, until the runtime clears it; it is garbage then.
 //
