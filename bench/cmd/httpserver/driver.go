@@ -96,9 +96,7 @@ func runRound(ctx context.Context, self string, c config, conns, round int) ([]r
 	clients := make([]*child, len(c.libs))
 	for i := range c.libs {
 		var err error
-		if clients[i], err = run("-role", "client", "-addr", addrs[i], "-conns", strconv.Itoa(conns), "-seed", fmt.Sprint(clientSeed(round, i)),
-			"-warmup", c.warmup.String(), "-duration", c.duration.String(), "-interval", c.interval.String(), "-idle", c.idle.String(),
-			"-slow-frac", fmt.Sprint(c.slowFrac), "-idle-frac", fmt.Sprint(c.idleFrac)); err != nil {
+		if clients[i], err = run(clientArgs(c, addrs[i], conns, clientSeed(round, i))...); err != nil {
 			return nil, err
 		}
 	}
@@ -132,6 +130,14 @@ func runRound(ctx context.Context, self string, c config, conns, round int) ([]r
 		res.SlowFrac, res.IdleFrac = c.slowFrac, c.idleFrac
 	}
 	return out, nil
+}
+
+// clientArgs are the arguments of a client of the point: it loads the
+// server at addr over conns connections, its randomness seeded by seed.
+func clientArgs(c config, addr string, conns int, seed uint64) []string {
+	return []string{"-role", "client", "-addr", addr, "-conns", strconv.Itoa(conns), "-seed", fmt.Sprint(seed),
+		"-warmup", c.warmup.String(), "-duration", c.duration.String(), "-interval", c.interval.String(), "-idle", c.idle.String(),
+		"-slow-frac", fmt.Sprint(c.slowFrac), "-idle-frac", fmt.Sprint(c.idleFrac)}
 }
 
 // clientSeed is the -seed of the client of the i-th server started in a

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -9,8 +11,9 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // TestClientSeedsDiffer: the clients of a round, and of different rounds,
-// get different seeds, and different seeds give connection i a different
-// phase, so that no two servers' requests arrive in lockstep.
+// get different seeds, a client is given its seed, and different seeds
+// give connection i a different phase, so that no two servers' requests
+// arrive in lockstep.
 func TestClientSeedsDiffer(t *testing.T) {
 	seen := map[uint64]bool{}
 	for round := 1; round <= 20; round++ {
@@ -21,6 +24,10 @@ func TestClientSeedsDiffer(t *testing.T) {
 			}
 			seen[s] = true
 		}
+	}
+	args := clientArgs(config{}, "127.0.0.1:1", 30, clientSeed(2, 1))
+	if i := slices.Index(args, "-seed"); i < 0 || i+1 == len(args) || args[i+1] != fmt.Sprint(clientSeed(2, 1)) {
+		t.Errorf("a client's arguments %q do not pass its seed %d", args, clientSeed(2, 1))
 	}
 	same := 0
 	for i := range 300 {
