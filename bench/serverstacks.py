@@ -4,8 +4,14 @@ sampled stack is doing, the first matching rule winning.
 
     python3 serverstacks.py wake wheel.data runtime.data   # sched_wakeup: by waker
     python3 serverstacks.py cpu wheel.data runtime.data    # cpu-clock samples
+    python3 serverstacks.py cpu wheel-1.data wheel-2.data runtime-1.data runtime-2.data
+
+Files named alike up to a '-' (wheel-1.data, wheel-2.data) are one server's
+runs and are summed; with two servers, a third column is the first's
+samples minus the second's.
 """
 import collections
+import os
 import re
 import subprocess
 import sys
@@ -43,22 +49,36 @@ def category(mode, s):
     return "other"
 
 
+def categories(mode, f):
+    out = subprocess.run(["perf", "report", "-i", f, "--stdio", "--no-children", "-g",
+                          "folded,0,caller,count", "--sort", "comm"],
+                         capture_output=True, text=True, check=True).stdout
+    cats = collections.Counter()
+    for line in out.splitlines():
+        m = re.match(r"^(\d+) (.*)$", line)
+        if m:
+            cats[category(mode, m.group(2))] += int(m.group(1))
+    return cats
+
+
 def main():
     mode, files = sys.argv[1], sys.argv[2:]
+    servers = {}  # server name -> summed categories, in order of first file
+    runs = collections.Counter()
     for f in files:
-        out = subprocess.run(["perf", "report", "-i", f, "--stdio", "--no-children", "-g",
-                              "folded,0,caller,count", "--sort", "comm"],
-                             capture_output=True, text=True, check=True).stdout
-        cats, total = collections.Counter(), 0
-        for line in out.splitlines():
-            m = re.match(r"^(\d+) (.*)$", line)
-            if m:
-                n = int(m.group(1))
-                cats[category(mode, m.group(2))] += n
-                total += n
-        print(f"{f}: {total} samples")
+        name = os.path.basename(f).split("-")[0].removesuffix(".data")
+        servers.setdefault(name, collections.Counter()).update(categories(mode, f))
+        runs[name] += 1
+    for name, cats in servers.items():
+        total = sum(cats.values())
+        print(f"{name}: {total} samples in {runs[name]} run(s)")
         for c, n in cats.most_common():
             print(f"  {n:6d} {100 * n / total:5.1f}%  {c}")
+    if len(servers) == 2:
+        (a, ca), (b, cb) = servers.items()
+        print(f"{a} - {b}: {sum(ca.values()) - sum(cb.values()):+d} samples")
+        for c in sorted(set(ca) | set(cb), key=lambda c: -abs(ca[c] - cb[c])):
+            print(f"  {ca[c]:6d} {cb[c]:6d} {ca[c] - cb[c]:+6d}  {c}")
 
 
 if __name__ == "__main__":
