@@ -28,12 +28,13 @@ import "time"
 // point where it wins (docs/bench/alarm-resetonly-sweep.jsonl). Resetting
 // in place only where the runtime already holds an earlier modified time
 // that is still ahead (so modify wakes nobody) read the same: 1.044×
-// against 1.005× at 50 ms and 300, 1.064× against 1.017× at 200 ms and 30,
-// 0.986× against 1.018× at 1 s and 30 (alarm-hybrid-sweep.jsonl): a timer
-// modified later makes the runtime's idle Ps break the poller instead. So
-// did keeping the stopped alarms in the runtime's heaps with far-future
-// ballast timers (1.162× against 1.005× at 200 ms and 30): stale early
-// times there make sysmon and idle Ps wake (alarm-ballast-sweep.jsonl). A timer
+// against 1.005× at 50 ms and 300, 1.064× against 1.017× at 200 ms and
+// 30, 0.986× against 1.018× at 1 s and 30
+// (docs/bench/alarm-hybrid-sweep.jsonl): a timer modified later makes the
+// runtime's idle Ps break the poller instead. So did keeping the stopped
+// alarms in the runtime's heaps with far-future ballast timers (1.162×
+// against 1.005× at 200 ms and 30; docs/bench/alarm-ballast-sweep.jsonl):
+// stale early times there make sysmon and idle Ps wake. A timer
 // stopped stays in the runtime's heap, as the runtime's own stopped timers
 // do, until the runtime clears it; it is garbage then.
 //
