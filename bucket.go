@@ -158,7 +158,7 @@ func (t *Timer) unlink() {
 		clear(old)
 		b.shard.offerSpare(old[:0])
 	}
-	if !b.empty() && t.due == b.expiration {
+	if !b.empty() && b.nearExpiration(t.due) {
 		b.retarget()
 	}
 }
@@ -179,8 +179,8 @@ func (t *Timer) unlink() {
 const retargetMax = 128
 
 // retarget moves b's expiration on to the earliest due tick of its timers,
-// after the timer due at the expiration left or was moved later, if b is
-// queued, on a coarse level (on level 0 every timer of a bucket is due at
+// after a timer near the expiration left or was moved later (see
+// nearExpiration), if b is queued, on a coarse level (on level 0 every timer of a bucket is due at
 // its expiration) and holds at most retargetMax timers; if they are all due
 // after b's slot, it files them elsewhere and releases b.
 func (b *bucket) retarget() {
@@ -210,6 +210,22 @@ func (b *bucket) retarget() {
 		// (none lands in b again: b's slot is not behind the current one).
 		b.refile()
 	}
+}
+
+// nearExpiration reports whether the tick due is at most b's slack after
+// b's expiration: an eighth of the ticks from its shard's time to the
+// expiration. Only a timer that near, leaving b or moving later in it, can
+// have been b's earliest, and a Reset that moves a timer within the slack
+// leaves b's expiration where it is, to be retargeted by a later Reset or
+// Stop. So a queued bucket's expiration is early by at most an eighth of the
+// time it had to go when a timer last moved in it, and a bucket left early
+// is flushed early at most once: the flush files each timer by its due
+// tick. The wheel's alarm is early in the same way (see delayqueue's
+// lazy.go), so a timer alone on its wheel, re-armed on every call as an
+// idle timeout is, moves neither its bucket nor the alarm on most Resets:
+// at a 2 h horizon, not until it has moved 15 minutes.
+func (b *bucket) nearExpiration(due int64) bool {
+	return due-b.expiration <= (b.expiration-b.shard.currentTick)>>3
 }
 
 // refile moves every timer of b, queued, to the bucket its due tick calls

@@ -236,8 +236,8 @@ func (t *Timer) resetAt(d, now time.Duration) bool {
 		old := e.due
 		e.due = due
 		e.bucket.noteDue(due)
-		if old == e.bucket.expiration && due > old {
-			e.bucket.retarget()
+		if b := e.bucket; due > old && b.nearExpiration(old) && !b.nearExpiration(due) {
+			b.retarget()
 		}
 		s.mu.Unlock()
 		if s.recheck.Load() { // s.unlock, written out: it is too big to inline

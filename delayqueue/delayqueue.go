@@ -71,10 +71,13 @@ type DelayQueue[T any] struct {
 	// drop, set by DropIf, says whether a new head is to be dropped.
 	drop func(T) bool
 	// armedAt is what the alarm is set to, or Never when it is disarmed or
-	// has rung. Invariant, whenever mu is free: armedAt is the head's
-	// expiration plus the grace in force when it was set, or Never for an
-	// empty queue.
+	// has rung. Invariant, whenever mu is free: armedAt is at or before the
+	// head's expiration plus the grace in force when it was set, or Never
+	// for an empty queue; on a queue that is not early (see lazy.go) it is
+	// exactly that.
 	armedAt time.Duration
+	// early lets the alarm stay set before the head (see lazy.go).
+	early bool
 	// ring, set by Ring, is called instead of waking a waiter.
 	ring func()
 }
@@ -92,6 +95,7 @@ func New[T any](clock Clock) *DelayQueue[T] {
 		alarm:   clock.NewAlarm(),
 		kick:    make(chan struct{}, 1),
 		armedAt: Never,
+		early:   clock == System,
 		pq:      pq.New(earlier[T]),
 	}
 	q.next.Store(int64(Never))
@@ -310,12 +314,12 @@ func (q *DelayQueue[T]) rearmLocked() {
 	if want == q.armedAt {
 		return
 	}
+	if want > q.armedAt && q.early {
+		return // early, never late: see lazy.go
+	}
 	if want == Never {
 		q.alarm.Stop()
 	} else {
-		if q.ring != nil && q.armedAt != Never && want > q.armedAt {
-			q.alarm.(*funcAlarm).renew() // later on a new timer: see funcAlarm
-		}
 		q.alarm.Set(q.epoch.Add(want))
 	}
 	q.armedAt = want
@@ -333,7 +337,8 @@ func (q *DelayQueue[T]) Clear() {
 	q.mu.Lock()
 	q.pq.Clear()
 	q.next.Store(int64(Never))
-	q.rearmLocked()
+	q.alarm.Stop() // an early alarm too: nothing is left to ring for
+	q.armedAt = Never
 	q.mu.Unlock()
 }
 

@@ -1,0 +1,36 @@
+package delayqueue
+
+// An early alarm: on the System clock, the queue moves its alarm earlier at
+// once, but never later. When the head leaves or moves later (a value
+// removed, taken or offered later, the queue emptied), the alarm stays where
+// it is; when it rings, the waiter or the ring function finds nothing due,
+// and the alarm is set again, at the head then.
+//
+// The rule, with the bound it gives:
+//
+//   - The alarm is never late: it is set at or before the head's expiration
+//     (plus the grace) whenever the queue's lock is free.
+//   - A call that moves the head later, or empties the queue, touches no
+//     runtime timer. A call that moves it earlier than the alarm moves the
+//     alarm there, as time.Timer.Reset does for a timer that becomes its
+//     heap's earliest.
+//   - The alarm rings at most once for each time it is set, and it is set
+//     only when it rings or when a head comes earlier than every head since
+//     it last rang. So a value removed before it is due costs at most the
+//     one ring its alarm was already set for, shared with every value
+//     removed while it was set; a queue whose values are all removed in time
+//     rings at most once per horizon (the time from a setting to the head it
+//     was set for), however many values come and go.
+//
+// Why: moving a runtime timer later is not free. A new runtime timer, or a
+// stopped one set again, wakes a thread whenever it becomes its P's
+// earliest, and a Reset of one in a P's heap wakes one whenever no other
+// timer of that heap was modified since the heap was last adjusted (Go's
+// runtime/time.go: maybeAdd, modify, wakeNetPoller). A queue whose head is
+// the value being offered and removed — a timer alone on its wheel, a
+// context on an idle wheel — paid that on every call, 7× the runtime's cost
+// for a lone Reset; an early alarm pays one ring per horizon instead. The
+// measurements are in docs/design/alarm.md.
+//
+// Other clocks keep the alarm exactly at the head, so that tests can count
+// wake-ups on a FakeClock; the rule above is tested there by setting early.

@@ -1,0 +1,162 @@
+package delayqueue
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+type lazyValue struct {
+	id   int
+	slot Slot
+}
+
+// newEarly returns an indexed queue on c whose alarm may be early, as a
+// System queue's is (see lazy.go).
+func newEarly(c Clock) *DelayQueue[*lazyValue] {
+	q := NewIndexed(c, func(v *lazyValue) *Slot { return &v.slot })
+	q.early = true
+	return q
+}
+
+// TestEarlyAlarmNeverMovesLater: an early alarm moves earlier at once and
+// never later; when it rings for a head that has gone, the waiter takes
+// nothing and the alarm is set at the head then, once.
+func TestEarlyAlarmNeverMovesLater(t *testing.T) {
+	c := newManualClock()
+	q := newEarly(c)
+	exit := make(chan struct{})
+	out := pollAsync(q, exit)
+	t0 := c.Now()
+	sets := func() int { c.mu.Lock(); defer c.mu.Unlock(); return c.sets }
+
+	x, y, z := &lazyValue{id: 1}, &lazyValue{id: 2}, &lazyValue{id: 3}
+	q.Offer(x, 10*time.Second)
+	require.Eventually(t, func() bool { return c.armedAt(t0.Add(10 * time.Second)) }, waitLimit, time.Millisecond)
+	armings := sets()
+	q.Offer(y, 20*time.Second)
+	q.Remove(x)
+	for i := range 1000 { // values that come and go, all later than the alarm
+		v := &lazyValue{id: 100 + i}
+		q.Offer(v, 30*time.Second+time.Duration(i)*time.Millisecond)
+		q.Offer(v, 40*time.Second)
+		q.Remove(v)
+	}
+	require.True(t, c.armedAt(t0.Add(10*time.Second)), "the alarm moved later")
+	require.Equal(t, armings, sets(), "a call that moved the head later set the alarm")
+
+	q.Offer(z, 5*time.Second)
+	require.True(t, c.armedAt(t0.Add(5*time.Second)), "an earlier head did not move the alarm")
+	q.Remove(z)
+	require.True(t, c.armedAt(t0.Add(5*time.Second)), "the alarm moved later")
+	require.Equal(t, armings+1, sets())
+
+	// The alarm rings for z, which has gone: the waiter takes nothing and
+	// sets the alarm at y, once.
+	c.Advance(5 * time.Second)
+	require.Eventually(t, func() bool { return c.armedAt(t0.Add(20 * time.Second)) }, waitLimit, time.Millisecond)
+	require.Equal(t, uint64(1), q.Wakeups())
+	require.Equal(t, armings+2, sets())
+	c.Advance(15 * time.Second)
+	require.Equal(t, y, receive(t, out))
+
+	close(exit)
+	drain(t, out)
+}
+
+// TestEarlyAlarmNeverLate holds an early alarm against the rule it must
+// keep, after every call of a random sequence: the alarm is set no later
+// than the head (disarmed only for an empty queue), and it was set only by
+// a call that brought the head earlier than it, or by a ring.
+func TestEarlyAlarmNeverLate(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	c := newManualClock()
+	q := newEarly(c)
+	t0 := c.Now()
+	vs := make([]*lazyValue, 16)
+	for i := range vs {
+		vs[i] = &lazyValue{id: i}
+	}
+	for step := range 20000 {
+		before := c.alarm.deadline
+		sets := c.sets
+		head := q.Next()
+		switch op := r.IntN(10); {
+		case op < 5:
+			q.Offer(vs[r.IntN(len(vs))], q.Now()+time.Duration(r.IntN(100))*time.Millisecond)
+		case op < 8:
+			q.Remove(vs[r.IntN(len(vs))])
+		case op < 9:
+			q.PollDue(q.Now())
+		default: // ring, as the waiter would: take what is due, set again
+			c.Advance(time.Duration(r.IntN(20)) * time.Millisecond)
+			select {
+			case <-q.alarm.C():
+				q.mu.Lock()
+				q.armedAt = Never
+				q.mu.Unlock()
+				for _, ok := q.PollDue(q.Now()); ok; _, ok = q.PollDue(q.Now()) {
+				}
+				q.Rearm()
+				continue
+			default:
+			}
+		}
+		after, next := c.alarm.deadline, q.Next()
+		if next != Never && len(c.alarm.ch) == 0 { // not rung (a past setting rings at once)
+			require.False(t, after.IsZero(), "step %d: the alarm is disarmed with a head at %v", step, next)
+			require.False(t, after.After(t0.Add(next)), "step %d: the alarm is set at %v, after the head at %v", step, after.Sub(t0), next)
+		}
+		if c.sets != sets {
+			require.Less(t, next, head, "step %d: the alarm was set although the head did not come earlier", step)
+			require.True(t, before.IsZero() || t0.Add(next).Before(before), "step %d: the alarm moved later", step)
+		}
+	}
+}
+
+// TestRingingAloneAllocatesNoTimer: a value alone in a ringing queue,
+// offered and removed in turn, as a timer alone in a wheel, armed and
+// stopped, allocates no runtime timer and sets the alarm once.
+func TestRingingAloneAllocatesNoTimer(t *testing.T) {
+	q := NewIndexed(System, func(x *lazyValue) *Slot { return &x.slot })
+	require.True(t, q.Ring(func() { q.Rearm() }))
+	defer q.Clear()
+	x := &lazyValue{}
+	allocs := testing.AllocsPerRun(1000, func() {
+		q.Offer(x, q.Now()+time.Hour)
+		q.Remove(x)
+	})
+	require.Zero(t, allocs, "allocations per Offer+Remove of a value alone")
+}
+
+// TestRingingEarlyAlarmNeverEarly: on the System clock a ringing queue's
+// alarm rings for a value removed meanwhile, finds nothing due, and rings
+// again for the head; nothing is taken before its expiration.
+func TestRingingEarlyAlarmNeverEarly(t *testing.T) {
+	q := NewIndexed(System, func(x *lazyValue) *Slot { return &x.slot })
+	taken := make(chan time.Duration, 4)
+	require.True(t, q.Ring(func() {
+		now := q.Now()
+		if v, ok := q.PollDue(now); ok {
+			taken <- now - time.Duration(v.id)
+		}
+		q.Rearm()
+	}))
+	defer q.Clear()
+	gone := &lazyValue{}
+	q.Offer(gone, q.Now()+10*time.Millisecond)
+	q.Remove(gone)
+	at := q.Now() + 50*time.Millisecond
+	x := &lazyValue{id: int(at)} // carries its expiration
+	q.Offer(x, at)
+	select {
+	case late := <-taken:
+		require.GreaterOrEqual(t, late, time.Duration(0), "taken %v before its expiration", -late)
+	case <-time.After(waitLimit):
+		t.Fatalf("not taken within %v", waitLimit)
+	}
+	require.GreaterOrEqual(t, q.Wakeups(), uint64(1))
+	require.LessOrEqual(t, q.Wakeups(), uint64(2), "rang more than once for the removed value and once for x")
+}
