@@ -12,16 +12,35 @@ const (
 	DefaultWheelSize = 512
 )
 
-var defaultWheel = sync.OnceValue(func() *TimingWheel {
+// processWheel is the default wheel outside testing/synctest bubbles.
+var processWheel = sync.OnceValue(newDefaultWheel)
+
+func newDefaultWheel() *TimingWheel {
 	tw, err := New(DefaultTick, DefaultWheelSize)
 	if err != nil {
 		panic(err) // constants above are valid
 	}
 	return tw
-})
+}
+
+// defaultWheel is the wheel of the package-level functions: the process's,
+// or in a testing/synctest bubble the bubble's (see bubble.go).
+func defaultWheel() *TimingWheel {
+	if tw := bubbleWheel(); tw != nil {
+		return tw
+	}
+	return processWheel()
+}
 
 // Default returns the wheel behind the package-level functions, starting it on
 // first use. It runs for the life of the process; do not Stop it.
+//
+// In a testing/synctest bubble, Default and the package-level functions use
+// a wheel of that bubble instead, made on first use in the bubble, so that
+// code under test keeps working there as it would with package time: its
+// timers run on the bubble's fake clock, and two bubbles never share a
+// wheel. A wheel taken from Default outside a bubble must not be used in
+// one (nor one bubble's in another), as a time.Timer must not.
 func Default() *TimingWheel { return defaultWheel() }
 
 // AfterFunc is Default().AfterFunc: time.AfterFunc on the default wheel.
