@@ -4,7 +4,7 @@
 # make timerd the delayed-task service on 127.0.0.1:8080, tasks in a SQLite file in .timerd/data (needs
 #             only Go); flags in ARGS: make timerd ARGS="-allow-callback 127.0.0.1:9000";
 #             TIMERD_WITH_REDIS=1 make timerd runs it on one Redis (scripts/redis.sh up-standalone)
-# make bench  benchmarks and docs/BENCHMARKS.md (BENCH_QUICK=1 for a run under 5 minutes)
+# make bench  benchmarks and docs/BENCHMARKS.md (BENCH_QUICK=1 for a run under 8 minutes)
 # make lint / make cover / make fuzz
 
 GO      ?= go

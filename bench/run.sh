@@ -2,8 +2,10 @@
 # Runs every comparison and regenerates docs/BENCHMARKS.md, its plots and
 # the raw outputs under docs/bench/.
 #
-#   ./run.sh                 full run (about 39 minutes on 2 cores)
-#   BENCH_QUICK=1 ./run.sh   quick run (under 5 minutes on 2 cores)
+#   ./run.sh                 full run (about 39 minutes on 2 cores, and the
+#                            matrix's 12, estimated: see matrix.sh)
+#   BENCH_QUICK=1 ./run.sh   quick run (under 5 minutes on 2 cores, and the
+#                            matrix's 3)
 #
 # Raw `go test -bench` outputs are kept so that benchstat can compare runs:
 #   go run golang.org/x/perf/cmd/benchstat@latest -col /lib ../docs/bench/headline.txt
@@ -95,6 +97,12 @@ step "$out/scaling.txt" -- $bin/core.test -test.run '^$' -test.bench '^Benchmark
 # clock read per operation, nothing shared, serial and from every P.
 step "$out/scaling.txt" -- $bin/core.test -test.run '^$' -test.bench '^BenchmarkScalingFloor$' \
 	-test.benchtime $scal_time -test.count $scal_count
+
+# 9b: every operation × pending × horizon, wheel beside runtime, in its
+# own script (also run alone): it writes docs/bench/matrix*.txt and .csv.
+commands+=("${BENCH_QUICK:+BENCH_QUICK=1 }./matrix.sh")
+echo "+ ./matrix.sh" >&2
+./matrix.sh || failures+=("${commands[-1]}")
 
 # 4: firing accuracy, idle and with every core busy.
 for load in "" -busy; do

@@ -81,6 +81,9 @@ func run(docs string) error {
 	if b, err := os.ReadFile(filepath.Join(raw, "sql.md")); err == nil {
 		r.sqlNotes = string(b)
 	}
+	if r.matrix, err = readMatrix(raw); err != nil {
+		return err
+	}
 	if err := r.plots(); err != nil {
 		return err
 	}
@@ -215,12 +218,17 @@ type env struct {
 }
 
 func readEnv(path string) (env, error) {
-	e := env{values: map[string]string{}}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return e, err
+		return env{values: map[string]string{}}, err
 	}
-	for _, line := range strings.Split(string(b), "\n") {
+	return parseEnv(string(b))
+}
+
+// parseEnv parses the "key: value" lines of text as readEnv does.
+func parseEnv(text string) (env, error) {
+	e := env{values: map[string]string{}}
+	for _, line := range strings.Split(text, "\n") {
 		k, v, ok := strings.Cut(line, ": ")
 		if !ok {
 			continue

@@ -194,3 +194,52 @@ func TestFireCostRowsPerFiredTimer(t *testing.T) {
 		t.Errorf("none = %+v, want no per-fire or per-call cost", n)
 	}
 }
+
+// TestReadMatrix: a cell of benchstat's CSV becomes a ratio, marked when
+// over its target (time, or bytes where the runtime allocates none).
+func TestReadMatrix(t *testing.T) {
+	dir := t.TempDir()
+	csv := `goos: linux
+,runtime,,wheel,,,
+,sec/op,CI,sec/op,CI,vs base,P
+Matrix/wheel=new/op=resetlater/pending=1k/d=10s-2,1e-07,1%,8e-08,2%,-20.00%,p=0.002 n=6
+Matrix/wheel=default/op=afterfuncstop/pending=0/d=1ms-2,2e-07,1%,1e-07,2%,-50.00%,p=0.002 n=6
+geomean,1e-07,,8e-08,,-20.00%,
+
+,runtime,,wheel,,,
+,B/op,CI,B/op,CI,vs base,P
+Matrix/wheel=new/op=resetlater/pending=1k/d=10s-2,0,0%,0,0%,~,p=1.000 n=6
+Matrix/wheel=default/op=afterfuncstop/pending=0/d=1ms-2,112,0%,48,0%,-57.14%,p=0.002 n=6
+`
+	if err := os.WriteFile(filepath.Join(dir, "matrix.csv"), []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "matrix.txt"), []byte("mode: quick\nfailed: round 2\n\ngoos: linux\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := readMatrix(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.env.values["mode"] != "quick" || len(m.env.failed) != 1 {
+		t.Errorf("env = %+v", m.env)
+	}
+	for _, c := range []struct {
+		k    matrixKey
+		want string
+	}{
+		{matrixKey{"new", "resetlater", "1k", "10s"}, "**0.80×** ✗"}, // over 0.70× with 1k pending
+		{matrixKey{"default", "afterfuncstop", "0", "1ms"}, "0.50× 48 B"},
+	} {
+		cell := m.cells[c.k]
+		if cell == nil {
+			t.Fatalf("no cell %+v", c.k)
+		}
+		if got := cell.String(c.k.pending); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.k, got, c.want)
+		}
+	}
+	if over, all := m.over(); over != 1 || all != 2 {
+		t.Errorf("over() = %d of %d, want 1 of 2", over, all)
+	}
+}

@@ -26,6 +26,7 @@ type report struct {
 	httpServer []httpServer
 	fireCost   []fireCost // absent from reports older than the program
 	env        env
+	matrix     matrix // the root package's BenchmarkMatrix (bench/matrix.sh)
 	benchstat  string
 	// purgatoryNotes is docs/bench/purgatory.md, measured by hand (profiles,
 	// counters), printed under section 7's table.
