@@ -314,8 +314,11 @@ func (q *DelayQueue[T]) rearmLocked() {
 	if want == q.armedAt {
 		return
 	}
-	if want > q.armedAt && q.early {
-		return // early, never late: see lazy.go
+	if q.early {
+		if want > q.armedAt {
+			return // early, never late: see lazy.go
+		}
+		want = q.marginLocked(want)
 	}
 	if want == Never {
 		q.alarm.Stop()

@@ -1,5 +1,7 @@
 package delayqueue
 
+import "time"
+
 // An early alarm: on the System clock, the queue moves its alarm earlier at
 // once, but never later. When the head leaves or moves later (a value
 // removed, taken or offered later, the queue emptied), the alarm stays where
@@ -14,6 +16,11 @@ package delayqueue
 //     runtime timer. A call that moves it earlier than the alarm moves the
 //     alarm there, as time.Timer.Reset does for a timer that becomes its
 //     heap's earliest.
+//   - A head that comes earlier than the alarm by less than an eighth of
+//     its own time to go (a deadline tightened a little, again and again)
+//     sets the alarm that eighth earlier than the head, so that the next
+//     such moves find it early already; one that comes earlier by more sets
+//     it at the head, so that a value that stays rings once, when due.
 //   - The alarm rings at most once for each time it is set, and it is set
 //     only when it rings or when a head comes earlier than every head since
 //     it last rang. So a value removed before it is due costs at most the
@@ -34,3 +41,17 @@ package delayqueue
 //
 // Other clocks keep the alarm exactly at the head, so that tests can count
 // wake-ups on a FakeClock; the rule above is tested there by setting early.
+
+// marginLocked returns where to set an early alarm for a head due at want,
+// earlier than the alarm is set: want itself, or an eighth of its time to go
+// before it when want is less than that before the alarm (see above).
+func (q *DelayQueue[T]) marginLocked(want time.Duration) time.Duration {
+	if q.armedAt == Never || want == Never {
+		return want
+	}
+	now := q.Now()
+	if m := (want - now) / 8; m > 0 && q.armedAt-want <= m {
+		return want - m
+	}
+	return want
+}

@@ -160,3 +160,25 @@ func TestRingingEarlyAlarmNeverEarly(t *testing.T) {
 	require.GreaterOrEqual(t, q.Wakeups(), uint64(1))
 	require.LessOrEqual(t, q.Wakeups(), uint64(2), "rang more than once for the removed value and once for x")
 }
+
+// TestEarlyAlarmMargin: a head that creeps earlier, a little at a time,
+// sets the alarm an eighth of its time to go early once; the moves after
+// that find the alarm early already and set nothing. A head that comes
+// much earlier sets the alarm at the head.
+func TestEarlyAlarmMargin(t *testing.T) {
+	c := newManualClock()
+	q := newEarly(c)
+	t0 := c.Now()
+	x := &lazyValue{}
+	q.Offer(x, 80*time.Second)
+	require.True(t, c.armedAt(t0.Add(80*time.Second)), "a first head set the alarm elsewhere than at it")
+	sets := c.sets
+	q.Offer(x, 79*time.Second) // a little earlier: an eighth of 79 s early
+	require.True(t, c.armedAt(t0.Add(79*time.Second-79*time.Second/8)), "a small move earlier set the alarm without the margin")
+	for at := 78 * time.Second; at > 70*time.Second; at -= time.Second {
+		q.Offer(x, at)
+	}
+	require.Equal(t, sets+1, c.sets, "moves within the margin set the alarm")
+	q.Offer(x, 10*time.Second) // much earlier: at the head
+	require.True(t, c.armedAt(t0.Add(10*time.Second)), "a big move earlier set the alarm elsewhere than at the head")
+}
