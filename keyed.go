@@ -17,8 +17,10 @@ import (
 // exactly one of "f ran", "a later AfterFunc of the key reported replaced"
 // and "a Stop of the key returned true" holds, even when the timer fires
 // concurrently with the call that replaces or stops it. f runs at most once,
-// never on the caller's goroutine, and never before its duration has elapsed
-// on the wheel's clock (see Deadline).
+// never on the caller's goroutine, and never before the d of the AfterFunc or
+// Reset that last armed it has elapsed on the wheel's clock, counted from the
+// moment that call took effect (see Deadline). So f is never early for its
+// own AfterFunc either, unless a later call moved it with a shorter d.
 //
 // All methods are safe for concurrent use. Keys are spread over shards, each
 // with its own lock, by maphash.Comparable, so calls on different keys rarely
@@ -52,6 +54,13 @@ type keyedShard[K comparable] struct {
 	// keys of the shard may wait for. Lock order: mu, then the wheel's
 	// shard locks; the wheel runs callbacks with none of its locks held, so
 	// fire's taking of mu cannot close a cycle.
+	//
+	// AfterFunc and Reset read the wheel's clock with mu held, never before
+	// taking it: so the readings that set a key's deadlines follow the order
+	// in which the calls take effect. A reading taken before a call that
+	// waited for mu could be older than that of a call that got mu first,
+	// and would move the other call's f earlier than its d allows (issue 28,
+	// TestKeyedNeverEarly).
 	mu   sync.Mutex
 	m    map[K]*keyedTimer[K]
 	peak int // the most entries m has held since it was last rebuilt
@@ -128,12 +137,12 @@ func (k *Keyed[K]) AfterFunc(key K, d time.Duration, f func()) (replaced bool) {
 		panic("timingwheel: Keyed.AfterFunc called with a key not equal to itself (NaN)")
 	}
 	s := k.shardOf(key)
-	// One clock reading serves the deadline and the arming, so the
-	// deadline reported is exactly the one the wheel arms.
 	tw := k.tw
-	now := tw.queue.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// Read with mu held (see keyedShard.mu), and only once: the deadline
+	// reported is exactly the one the wheel arms.
+	now := tw.queue.Now()
 	if e := s.m[key]; e != nil {
 		e.f, e.deadline = f, addDuration(now, d)
 		e.rearmLocked(d, now)
@@ -158,13 +167,13 @@ func (k *Keyed[K]) AfterFunc(key K, d time.Duration, f func()) (replaced bool) {
 // has fired or was stopped).
 func (k *Keyed[K]) Reset(key K, d time.Duration) bool {
 	s := k.shardOf(key)
-	now := k.tw.queue.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.m[key]
 	if e == nil {
 		return false
 	}
+	now := k.tw.queue.Now() // with mu held (see keyedShard.mu)
 	e.deadline = addDuration(now, d)
 	e.rearmLocked(d, now)
 	return true
@@ -205,8 +214,11 @@ func (k *Keyed[K]) Stop(key K) bool {
 
 // Deadline reports when the pending callback of key is due: the wheel's
 // clock reading at the AfterFunc or Reset that armed it, plus d (saturating,
-// as the wheel does, 292 years after the wheel was made). The callback does
-// not start before then, and starts at most about one tick after (see the
+// as the wheel does, 292 years after the wheel was made). The reading is
+// taken once the call holds the key, so calls on a key read the clock in the
+// order they take effect: one that takes effect after another, with the same
+// d or a longer one, never sets an earlier deadline. The callback does not
+// start before then, and starts at most about one tick after (see the
 // package documentation). ok is false if key is not pending.
 func (k *Keyed[K]) Deadline(key K) (deadline time.Time, ok bool) {
 	s := k.shardOf(key)
