@@ -490,12 +490,19 @@ func contextName(c context.Context) string {
 // WithTimeout is Default().WithTimeout: context.WithTimeout on the default
 // wheel.
 func WithTimeout(parent context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	return defaultWheel().WithTimeout(parent, d)
+	return WithTimeoutCause(parent, d, nil)
 }
 
 // WithTimeoutCause is Default().WithTimeoutCause.
 func WithTimeoutCause(parent context.Context, d time.Duration, cause error) (context.Context, context.CancelFunc) {
-	return defaultWheel().WithTimeoutCause(parent, d, cause)
+	tw, now, ok := defaultNow()
+	if !ok {
+		return tw.WithTimeoutCause(parent, d, cause)
+	}
+	if parent == nil {
+		panic("cannot create context from nil parent")
+	}
+	return tw.withDeadline(parent, now, addDuration(now, d), time.Time{}, false, cause)
 }
 
 // WithDeadline is Default().WithDeadline: context.WithDeadline on the

@@ -26,10 +26,28 @@ func newDefaultWheel() *TimingWheel {
 // defaultWheel is the wheel of the package-level functions: the process's,
 // or in a testing/synctest bubble the bubble's (see bubble.go).
 func defaultWheel() *TimingWheel {
-	if tw := bubbleWheel(); tw != nil {
-		return tw
+	tw, _, _ := defaultNow()
+	return tw
+}
+
+// defaultNow is defaultWheel with the process wheel's clock reading, for
+// the package-level functions to arm their timer by: it reads the clock
+// once, where asking first whether the caller is in a bubble would read it
+// twice. Outside a bubble the reading, on the monotonic clock, is never
+// before the wheel's epoch; inside one, time.Since reads the bubble's fake
+// clock, which starts in 2000, so a reading before the epoch is the one
+// sign that sends the call to bubble.go's check. ok is false when tw is a
+// bubble's wheel, which reads its own clock.
+func defaultNow() (tw *TimingWheel, now time.Duration, ok bool) {
+	tw = processWheel()
+	now = time.Since(tw.epoch)
+	if now >= 0 {
+		return tw, now, true
 	}
-	return processWheel()
+	if b := bubbleWheel(); b != nil {
+		return b, 0, false
+	}
+	return tw, 0, true // as the wheel's own reading would: 0 before the epoch
 }
 
 // Default returns the wheel behind the package-level functions, starting it on
@@ -44,7 +62,13 @@ func defaultWheel() *TimingWheel {
 func Default() *TimingWheel { return defaultWheel() }
 
 // AfterFunc is Default().AfterFunc: time.AfterFunc on the default wheel.
-func AfterFunc(d time.Duration, f func()) *Timer { return defaultWheel().AfterFunc(d, f) }
+func AfterFunc(d time.Duration, f func()) *Timer {
+	tw, now, ok := defaultNow()
+	if !ok {
+		return tw.AfterFunc(d, f)
+	}
+	return tw.afterFuncAt(d, f, now)
+}
 
 // NewTimer is Default().NewTimer: time.NewTimer on the default wheel.
 func NewTimer(d time.Duration) *Timer { return defaultWheel().NewTimer(d) }

@@ -119,6 +119,16 @@ func (tw *TimingWheel) AfterFunc(d time.Duration, f func()) *Timer {
 	return t
 }
 
+// afterFuncAt is AfterFunc with the clock read by the caller: wheel time now.
+func (tw *TimingWheel) afterFuncAt(d time.Duration, f func(), now time.Duration) *Timer {
+	if f == nil {
+		panic("timingwheel: AfterFunc called with nil func")
+	}
+	t := &Timer{f: f}
+	tw.startDue(t, tw.dueAfter(now, d), now)
+	return t
+}
+
 // start puts t, which is new, in the calling P's shard, arms it for d, then
 // helps advance the wheel. t's owner is nil, for a one-shot AfterFunc timer,
 // which takes its shard's owner, or its own, whose shard start sets.
