@@ -105,7 +105,7 @@
 // early) and 112 and 119 ms (the second, 0.7 ms early). If the first timer
 // is stopped before 101 ms, the bucket, now holding one timer, moves its
 // expiration on to 120 and the poller sleeps until then.
-
+//
 // # Guarantees
 //
 //   - Never early: a callback starts, or a value is sent on C, only after d
