@@ -342,7 +342,10 @@ func (q *DelayQueue[T]) Clear() {
 	q.mu.Unlock()
 }
 
-// Wakeups reports how many times Wait has returned for an alarm or a Kick.
-// The alarm rings only when the head is due, so a queue whose values are
-// taken by others in time, or whose head is not due, wakes nobody.
+// Wakeups reports how many times Wait has returned, or the ring function has
+// been called, for an alarm or a Kick. On a clock other than System the alarm
+// rings only when the head is due, so a queue whose values are taken by
+// others in time wakes nobody; on the System clock the alarm is early, never
+// late, and may also ring to find nothing due, at most once per setting
+// (see lazy.go).
 func (q *DelayQueue[T]) Wakeups() uint64 { return q.wakeups.Load() }
