@@ -39,7 +39,7 @@ const releaseCap = 256
 // by the advancer, which resets the expiration in the same hold of the
 // shard's lock (see take), or when it empties before it is due, by the Stop,
 // Reset or collection that empties it (see unlink and retire): so a bucket
-// whose timers were all stopped wakes nobody. A bucket exists (is in its
+// whose timers were all stopped sets no alarm. A bucket exists (is in its
 // level's page) while it is queued, vacant or being flushed; the flush that
 // empties it releases it.
 //

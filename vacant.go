@@ -3,7 +3,7 @@ package timingwheel
 // How the delay queue drops vacant buckets (see bucket): a Stop that empties
 // a bucket leaves it queued, touching nothing the queue shares; the queue
 // asks about each bucket that becomes its head before arming the alarm for
-// it, and drops it if it is vacant, so the poller never wakes for it.
+// it, and drops it if it is vacant, so no alarm is set for it.
 //
 // The queue asks with its own lock held, and the lock order is a shard's
 // lock, then the queue's: so it may only try the shard's lock. When another

@@ -18,8 +18,9 @@
 //     process whose own goroutines usually take due values in time: the
 //     waiter then stays asleep while they keep up.
 //   - A queue made with NewIndexed can Remove a value before it is due, and
-//     moves the alarm on when that value was the head: a value withdrawn in
-//     time wakes nobody. Its owner can also leave an emptied value queued
+//     moves the alarm on when that value was the head: no alarm is set for
+//     a value withdrawn in time (on the System clock one already set stays
+//     and may ring once, see lazy.go). Its owner can also leave an emptied value queued
 //     and have the queue ask, with DropIf, whether each new head is still
 //     worth waking for: one that is not is dropped before the alarm is armed
 //     for it (see drop.go).
