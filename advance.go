@@ -14,33 +14,28 @@ import (
 // without any goroutine being woken for it.
 
 // chunk is how many timers the advancer moves per hold of a shard's lock, so
-// that adds wait for at most one chunk, never for a whole large bucket: 256
-// moves take 5.5 µs when they cascade (21 ns a timer) and 1.6 µs when they
-// fire (6 ns, callbacks handed over after the lock is released);
-// BenchmarkFlushChunk. Smaller chunks cost the poller more lock handovers in
-// an expiry burst of a million timers.
+// that adds wait for at most one chunk, never for a whole large bucket;
+// smaller chunks cost the poller more lock handovers in an expiry burst.
+// 256 moves hold the lock 5.5 µs cascading, 1.6 µs firing (BenchmarkFlushChunk).
 const chunk = 256
 
 // callerBudget bounds the work a caller does for the wheel per call: at most
-// this many timers moved, and their callbacks handed over. A caller that
-// leaves a bucket half flushed kicks the poller to finish it. Handing a
-// callback to its own goroutine costs the caller 0.77 µs
-// (BenchmarkCallbackHandover), so a caller that fires a whole budget spends
-// about 50 µs, once per tick at most (one caller advances at a time); moving
-// 64 timers down a level costs 1.4 µs. A server's usual due work per tick (a
-// few timers per shard) is done in one call. With 16, the purgatory load
-// (bench/cmd/purgatory, 100k timers/s) left buckets half flushed often
-// enough to wake the poller on 2-4% more of its ticks.
+// this many timers moved, and their callbacks handed over, so that a caller
+// fires at most one budget per tick (one caller advances at a time) and a
+// server's usual due work per tick (a few timers per shard) is done in one
+// call. A caller that leaves a bucket half flushed kicks the poller to
+// finish it, so too small a budget wakes the poller.
+// 64 fired cost a caller about 50 µs (BenchmarkCallbackHandover); 16 woke the
+// purgatory load's poller on 2-4% more ticks (docs/design/advancing.md).
 const callerBudget = 64
 
 // maxGrace bounds how long the poller's alarm rings after a due bucket while
-// callers have been advancing the wheel (see graceFor). It is 2 ms because a
-// goroutine that sleeps between calls wakes no sooner than about 1.1 ms later
-// (time.Sleep(10*time.Microsecond) takes 1.12 ms at the median on Linux, where
-// the runtime's netpoller waits in whole milliseconds), so callers arrive in
-// bursts about 1.1 ms apart: with a 1 ms grace the alarm raced them, and the
-// purgatory load woke the poller on 9.8% of its ticks; with 2 ms, on 1.7%,
-// most of them after the load had stopped (bench/cmd/purgatory -lib wheel).
+// callers have been advancing the wheel (see graceFor). It must exceed the gap
+// between bursts of callers that sleep between calls, about 1.1 ms on Linux,
+// where the runtime's netpoller waits in whole milliseconds; a shorter grace
+// races them and wakes the poller for work a caller was about to do.
+// 2 ms: the purgatory load's poller woke on 1.7% of ticks, 9.8% at 1 ms
+// (bench/cmd/purgatory -lib wheel; docs/design/advancing.md).
 const maxGrace = 2 * time.Millisecond
 
 type advancer struct {
@@ -167,10 +162,8 @@ func (tw *TimingWheel) poll() {
 // as poll does, sets the alarm for what is due next, and then runs the last
 // callback it fired itself, on the goroutine it already has. So a timer
 // firing alone costs one goroutine, as time.AfterFunc's does, where poll
-// cost a goroutine wake-up and then a goroutine for the callback: fires
-// alone at 200 a second took 1.06-1.13× the runtime's whole-process CPU per
-// fired timer with ring and 1.10-1.29× with poll (medians of three
-// interleaved runs; docs/bench/issue17.md, "Fire cost, fires alone").
+// costs a goroutine wake-up and then a goroutine for the callback
+// (docs/design/firecost.md).
 func (tw *TimingWheel) ring() {
 	if tw.stopped.Load() {
 		return

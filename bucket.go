@@ -39,7 +39,7 @@ const releaseCap = 256
 // by the advancer, which resets the expiration in the same hold of the
 // shard's lock (see take), or when it empties before it is due, by the Stop,
 // Reset or collection that empties it (see unlink and retire): so a bucket
-// whose timers were all stopped wakes nobody. A bucket exists (is in its
+// whose timers were all stopped sets no alarm. A bucket exists (is in its
 // level's page) while it is queued, vacant or being flushed; the flush that
 // empties it releases it.
 //
@@ -50,10 +50,8 @@ const releaseCap = 256
 // woken for it; and a timer that lands in it takes it back, usually still
 // queued at the expiration it had, so that a timer alone in its bucket,
 // armed and stopped in turn, takes the queue's lock neither to arm nor to
-// stop, nor any atomic operation but its shard's lock (bench/cmd/peers,
-// bucket=alone, 1M pending: 117-120 ns an AfterFunc+Stop with Remove,
-// 99-104 with the atomic Abandon and Reclaim that came before this;
-// docs/bench/issue17.md). Its expiration is the one it is queued at, or
+// stop, nor any atomic operation but its shard's lock (what was tried
+// before: docs/design/vacant.md). Its expiration is the one it is queued at, or
 // noExpiration once the queue dropped it. A shard keeps at most as many
 // vacant buckets as others (see shard.vacant), so they hold memory in
 // proportion to the pending timers.
@@ -91,9 +89,7 @@ func (b *bucket) empty() bool { return int(b.taken) == len(b.timers) }
 // so due must not be before b expires. The test is b's expiration, not the
 // old due tick, so that a timer moved earlier but still after its bucket's
 // start stays too: a timer reset at random settles in an early bucket and
-// stays there (go test -bench 'BenchmarkReset$/pending=1000000' -count 6,
-// benchstat -col /impl: 43.9 ns with the old due tick as the test, 36.5 with
-// this, against the runtime's 35.0 and 38.4 in the same runs). A bucket being flushed (expiration noExpiration) keeps a timer
+// stays there (docs/design/retarget.md). A bucket being flushed (expiration noExpiration) keeps a timer
 // only for a later due tick, so that a timer reset to fire at once from a
 // callback of the flush runs at the next tick, as a new one would, rather
 // than within the flush that is handing out its own tick's callbacks.
@@ -173,9 +169,9 @@ func (t *Timer) unlink() {
 // Stop when timers are stopped in the order they are due (as a server's
 // request deadlines are), and the one early wake-up is shared by all of its
 // timers. A wake-up costs the process tens of microseconds; a scan of 128
-// timers, well under one. With 32, the net/http server of bench/cmd/httpserver
-// at 300 connections (2 s idle timeouts, about 75 to a level-1 bucket) woke
-// the poller 56 times for 33 fired timers in 8 s; with 128, 22 to 28 times.
+// timers, well under one.
+// 128: half the poller's wake-ups of 32 in the net/http server at 300
+// connections, for the same CPU (docs/design/retarget.md).
 const retargetMax = 128
 
 // retarget moves b's expiration on to the earliest due tick of its timers,

@@ -12,16 +12,10 @@ import (
 // for packages outside the standard library and promises not to change its
 // signature (see its comment in runtime/proc.go and go.dev/issue/67401).
 //
-// It replaced a sync.Pool holding each P's shard: a Get and a Put per
-// AfterFunc cost 11.5 ns in a loop (BenchmarkPLookup) and more at 1M
-// pending, where their pointer writes pay the collector's write barrier
-// while it marks; procPin with procUnpin, and the hint it indexes, cost 3.8
-// ns and write nothing (go test -bench BenchmarkPLookup -count 6, benchstat
-// -col /impl: 3.85 against 11.51 ns).
-// AfterFunc+Stop at 1M pending went from 102.8 to 95.5 ns (-7.1%, p=0.009:
-// test binaries of the two versions alternated ten times, each running
-// -test.bench 'BenchmarkAfterFuncStop$/pending=1000000/impl=wheel'
-// -test.benchtime 2s, then benchstat).
+// procPin writes nothing, where a sync.Pool holding each P's shard took a
+// Get and a Put per AfterFunc whose pointer writes pay the collector's write
+// barrier while it marks a million pending timers: 3.85 against 11.51 ns in
+// BenchmarkPLookup (docs/design/shards.md).
 
 //go:linkname procPin runtime.procPin
 func procPin() int

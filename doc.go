@@ -25,18 +25,21 @@
 // bucket's range starts. The poller (or a caller, see below) takes
 // the earliest bucket once it is due, advances the current time to that
 // bucket's expiration and re-inserts its timers: those due fire, the rest
-// drop to a finer level. So the poller wakes only at ticks where some timer
+// drop to a finer level. So the poller wakes for ticks where some timer
 // fires, not once more per level to cascade it first. A bucket that all its
 // timers leave before it is due (Stop, Reset, a cancelled context) is left
 // vacant in the delay queue, which asks about each new head before arming
 // the alarm and drops a vacant one, or taken out at once if it is the head
-// already; so stopped timers wake nobody, and since a shard keeps no more
+// already; so no alarm is set for stopped timers, and since a shard keeps no more
 // vacant buckets than others, they hold memory in proportion to the
 // pending timers (a shard keeps one spare page of buckets besides). A
 // small bucket whose earliest timer leaves moves its expiration on to the
-// next. Moving the earliest expiration
-// re-arms the poller's alarm without waking it, so no goroutine wakes for an
-// empty tick. A bucket keeps its timers in a slice,
+// next. Moving the earliest expiration earlier moves the poller's alarm
+// without waking it. On the System clock the alarm is early, never late: it
+// never moves later, so when the head leaves or moves later it may ring once
+// to find nothing due, and is then set at the head (delayqueue's lazy.go);
+// on any other clock, a FakeClock included, it stays exactly at the head, so
+// no goroutine wakes for an empty tick. A bucket keeps its timers in a slice,
 // each timer knowing its slot, so arming and stopping are O(1), a Timer is
 // the only allocation of an AfterFunc (48 bytes), and no Timer points to
 // another, which keeps the garbage collector's marking of a million pending
@@ -104,8 +107,10 @@
 // woken at 64 ms (cascade), 96 ms (cascade), 100 ms (fire the first, 0.5 ms
 // early) and 112 and 119 ms (the second, 0.7 ms early). If the first timer
 // is stopped before 101 ms, the bucket, now holding one timer, moves its
-// expiration on to 120 and the poller sleeps until then.
-
+// expiration on to 120; on a FakeClock the poller sleeps until then, and on
+// the System clock the alarm, set for 101 ms and never moved later, rings
+// once at 101 ms, finds nothing due, and is set for 120 ms.
+//
 // # Guarantees
 //
 //   - Never early: a callback starts, or a value is sent on C, only after d

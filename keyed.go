@@ -98,11 +98,8 @@ func NewKeyed[K comparable](tw *TimingWheel) *Keyed[K] {
 	// As many shards as the wheel has (4×GOMAXPROCS, see numShards): keys pick their shard
 	// by hash, not by P, so two calls running at once share one about once
 	// in 4×GOMAXPROCS. Not tuned further: the two cores we measure on show
-	// the sharding at all (BenchmarkKeyed, 64 goroutines per P, 100k keys,
-	// -benchtime 1s -count 6: a map behind one mutex takes 2.6× as long to
-	// set and stop a key, 1.5× to move one, 1.3× to replace one; with -cpu
-	// 1 the map was 8% faster to set and stop, as Keyed hashes the key and
-	// allocates an entry), but cannot tell shard counts apart.
+	// the sharding at all but cannot tell shard counts apart
+	// (BenchmarkKeyed; docs/design/shards.md).
 	n := numShards()
 	k := &Keyed[K]{
 		tw:     tw,

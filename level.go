@@ -99,11 +99,8 @@ func (s *shard) bucketAt(l int, index int64) *bucket {
 // The page and the small tables stay even when the shard holds no bucket:
 // a timer alone in its shard (a lightly loaded server's, or each P's own
 // in a parallel load whose other timers were armed on another P), armed
-// and stopped in turn, would otherwise allocate them at every arming:
-// AfterFunc+Stop with nothing else pending took 329 ns, 688 B and 3
-// allocations, and from both Ps at 1M pending 108 ns and 167 B, where it
-// took 72 and 53 ns and the Timer's 48 B before vacant buckets
-// (BenchmarkAfterFuncStop/pending=0, BenchmarkParallelAfterFuncStop). What
+// and stopped in turn, would otherwise allocate them at every arming
+// (TestAloneInItsShardAllocatesOnlyTheTimer; docs/design/vacant.md). What
 // they hold is bounded per shard (a page of 512 B, tables of at most
 // keptTable pages), not by the timers once pending.
 func (s *shard) release(b *bucket) {

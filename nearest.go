@@ -7,11 +7,9 @@ package timingwheel
 // A server's idle timeouts are re-armed on every read, in about the order
 // they are due; a Reset to later leaves the timer in its bucket (see
 // holds), so nearly every Reset moves its bucket's earliest timer, and
-// retarget scanned the bucket (up to retargetMax timers, each a pointer to
-// follow) at nearly every Reset: O(n) a Reset, 2.3% of the CPU of the
-// net/http server of bench/cmd/httpserver at 300 connections, about 75 to
-// 150 timers to a level-1 bucket (docs/bench/issue17.md). With the list, a
-// scan serves about nearestMax retargets.
+// retarget would scan the bucket (up to retargetMax timers, each a pointer
+// to follow) at nearly every Reset: O(n) a Reset. With the list, a scan
+// serves about nearestMax retargets (docs/design/retarget.md).
 
 // nearestMax is how many of its earliest timers a bucket's scan remembers.
 const nearestMax = 16

@@ -40,10 +40,9 @@ type shard struct {
 	// (L*bits).
 	currentTick int64
 	// counters and stopped are read or written by every arming and Stop:
-	// kept beside mu and currentTick, on the cache lines those touch, not
-	// after the fields only a bucket's coming or going uses (AfterFunc+Stop
-	// at 1M pending: +3.1% with them last, p=0.001, against +0.9%, p=0.21,
-	// with them here, both against fa0af31; 16 interleaved rounds).
+	// keep them beside mu and currentTick, on the cache lines those touch,
+	// not after the fields only a bucket's coming or going uses
+	// (docs/design/afterfuncstop.md).
 	counters counters
 	stopped  bool    // set by the wheel's Stop
 	levels   []level // levels[L] exists once a timer needed it; trailing empty levels are released
@@ -100,11 +99,9 @@ const maxShards = 1024
 // collisions.
 //
 // Random picks per timer cost the same few nanoseconds, but then every
-// shard's lock, buckets and counters move between the caches of all the Ps:
-// AfterFunc+Stop from two Ps at 1M pending took 254 ns/op with random picks
-// and 112 with this, on two cores (BenchmarkParallelAfterFuncStop,
-// goroutines=1, -benchtime=2000000x). Which shard a timer is in does not
-// matter to its semantics: every shard follows the same clock.
+// shard's lock, buckets and counters move between the caches of all the Ps
+// (docs/design/shards.md). Which shard a timer is in does not matter to its
+// semantics: every shard follows the same clock.
 func (tw *TimingWheel) lockShard() *shard {
 	h := &tw.hints[currentP()&tw.shardMask]
 	s := &tw.shards[h.shard.Load()]

@@ -24,8 +24,10 @@ type Stats struct {
 	// Wakeups counts the times the poller woke: its alarm rang for a due
 	// bucket that no caller had flushed (on time on an idle wheel, one grace
 	// late while callers advance it; a caller may still take the bucket
-	// first), or a caller kicked it to finish a bucket it left half flushed
-	// (see the package documentation). It stays near zero while callers keep
+	// first), or, on the System clock, rang early and found nothing due (at
+	// most once per setting of the alarm: see delayqueue's lazy.go), or a
+	// caller kicked it to finish a bucket it left half flushed (see the
+	// package documentation). It stays near zero while callers keep
 	// up: 0.9% of the ticks in the purgatory load of docs/BENCHMARKS.md.
 	Wakeups uint64
 	// Collisions counts the arming calls (AfterFunc, NewTimer, NewTicker,

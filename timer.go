@@ -212,11 +212,25 @@ func (s *shard) stopLocked(e *Timer) bool {
 // Reset changes the timer to expire after duration d, measured from now. It
 // returns true if the timer had been active (pending, or for a channel timer,
 // fired with its value not yet received), false if the timer had expired or
-// been stopped. On an AfterFunc timer that has fired, Reset schedules f to run
-// again; on a ScheduleFunc timer, it moves the next run to after d and the
+// been stopped.
+//
+// For a timer created with AfterFunc(d, f), Reset either reschedules when f
+// will run, and returns true: f then never runs for the earlier setting; or,
+// if f has already been handed over to run, schedules f to run again, and
+// returns false. A Reset racing the firing is one or the other, never both:
+// it moves the pending f, or it finds f handed over, lets it run, and arms
+// the timer again. As with time.Timer.Reset, Reset does not wait for the
+// prior f to complete before returning, and does not guarantee that the f it
+// schedules does not run concurrently with the prior one (with d <= 0 it is
+// handed over at once). A caller that needs to know whether the prior f has
+// completed must coordinate with f explicitly.
+//
+// On a ScheduleFunc timer, Reset moves the next run to after d and the
 // schedule continues from there.
 //
-// As with Stop, after Reset returns no stale value is received on C.
+// For a channel timer, as with Stop, no value for the earlier setting is
+// received from C after Reset returns (package time's behaviour since Go
+// 1.23).
 func (t *Timer) Reset(d time.Duration) bool {
 	if t.owner == nil {
 		panic("timingwheel: Reset called on uninitialized Timer")

@@ -3,7 +3,7 @@ package timingwheel
 // How the delay queue drops vacant buckets (see bucket): a Stop that empties
 // a bucket leaves it queued, touching nothing the queue shares; the queue
 // asks about each bucket that becomes its head before arming the alarm for
-// it, and drops it if it is vacant, so the poller never wakes for it.
+// it, and drops it if it is vacant, so no alarm is set for it.
 //
 // The queue asks with its own lock held, and the lock order is a shard's
 // lock, then the queue's: so it may only try the shard's lock. When another
@@ -52,8 +52,8 @@ func (s *shard) dropLocked(b *bucket) bool {
 // whether its head is a vacant bucket of s, asks it again (see recheckOwed).
 // Every unlock of a shard's mu is this one, but dropVacant's and
 // unlockAll's, and AfterFunc's, Stop's and the common Reset's, which write
-// it out (a call there cost AfterFunc+Stop at 1M pending 2.6%: 86.3
-// against 84.1 ns, 12 interleaved rounds).
+// it out: a call there is too big to inline and shows in AfterFunc+Stop
+// (docs/design/vacant.md).
 func (s *shard) unlock() {
 	s.mu.Unlock()
 	if s.recheck.Load() { // the one load every unlock pays, on mu's cache line

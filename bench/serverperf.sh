@@ -9,7 +9,7 @@
 # Runs bench/cmd/httpserver with -libs wheel,runtime at the deadline and
 # connections given (RUNS times, default 1), attaches perf to each server
 # process after the warm-up, and sorts the samples of all runs with
-# serverstacks.py (docs/bench/issue17.md quotes its tables); each run's
+# serverstacks.py (docs/design/alarm.md quotes its tables); each run's
 # httpserver line follows. BIN runs a prebuilt httpserver instead of
 # building this checkout's. Needs perf with tracepoints (apt-get install
 # linux-perf) and root; every process it starts ends with its run.

@@ -18,8 +18,9 @@
 //     process whose own goroutines usually take due values in time: the
 //     waiter then stays asleep while they keep up.
 //   - A queue made with NewIndexed can Remove a value before it is due, and
-//     moves the alarm on when that value was the head: a value withdrawn in
-//     time wakes nobody. Its owner can also leave an emptied value queued
+//     moves the alarm on when that value was the head: no alarm is set for
+//     a value withdrawn in time (on the System clock one already set stays
+//     and may ring once, see lazy.go). Its owner can also leave an emptied value queued
 //     and have the queue ask, with DropIf, whether each new head is still
 //     worth waking for: one that is not is dropped before the alarm is armed
 //     for it (see drop.go).
@@ -345,7 +346,10 @@ func (q *DelayQueue[T]) Clear() {
 	q.mu.Unlock()
 }
 
-// Wakeups reports how many times Wait has returned for an alarm or a Kick.
-// The alarm rings only when the head is due, so a queue whose values are
-// taken by others in time, or whose head is not due, wakes nobody.
+// Wakeups reports how many times Wait has returned, or the ring function has
+// been called, for an alarm or a Kick. On a clock other than System the alarm
+// rings only when the head is due, so a queue whose values are taken by
+// others in time wakes nobody; on the System clock the alarm is early, never
+// late, and may also ring to find nothing due, at most once per setting
+// (see lazy.go).
 func (q *DelayQueue[T]) Wakeups() uint64 { return q.wakeups.Load() }

@@ -11,7 +11,7 @@ package delayqueue
 // queue calls drop(head) with its lock held, and a value drop reports true
 // for leaves the queue at once, before the alarm is armed for it. So the
 // owner can leave an emptied value queued without taking the queue's lock,
-// and the waiter still never wakes for it.
+// and no alarm is set for it.
 //
 // drop runs with the queue's lock held, so it must not call the queue, and
 // it must not block: an owner that cannot tell at once (its own lock is
