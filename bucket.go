@@ -100,6 +100,15 @@ func (b *bucket) holds(due, old int64) bool {
 	return due >= old || b.expiration != noExpiration && due >= b.expiration
 }
 
+// files reports whether insertLocked would file a timer due at the tick
+// due into b, queued: so a timer of b moved there, earlier than b expires
+// but in b's slot, may stay in b, as a timer moved later does (see holds),
+// rather than leave b empty, withdrawn, and come back to it.
+func (b *bucket) files(due int64) bool {
+	return b.expiration != noExpiration && due != never && due > b.shard.currentTick &&
+		b.shard.placeOf(due) == b.place
+}
+
 // push adds t, which must not be in any bucket.
 func (b *bucket) push(t *Timer) {
 	if len(b.timers) == cap(b.timers) {

@@ -218,6 +218,19 @@ func (s *shard) insertLocked(t *Timer) bool {
 	}
 }
 
+// placeOf returns the place (see bucket.place) of the bucket insertLocked
+// files a timer due at the tick due into: due must be after currentTick and
+// not never.
+func (s *shard) placeOf(due int64) uint32 {
+	w, now := s.wheel, s.currentTick
+	for l := 0; ; l++ {
+		shift := uint(l) * w.bits
+		if slot := due >> shift; slot-(now>>shift) < w.size {
+			return uint32(l)*MaxWheelSize + uint32(slot&(w.size-1))
+		}
+	}
+}
+
 // expireLocked fires t, which is due and in no bucket, and returns the
 // callback to hand to the executor once mu is released (nil for a channel
 // timer, whose value is sent here so that Stop and Reset, which hold mu, can

@@ -252,15 +252,19 @@ func (t *Timer) resetAt(d, now time.Duration) bool {
 		ct.weaken() // before the node may sit in a bucket past the horizon
 	}
 	active := e.state == statePending
-	if active && e.bucket != nil && e.bucket.holds(due, e.due) {
+	if b := e.bucket; active && b != nil && (b.holds(due, e.due) || b.files(due)) {
 		// No earlier than its bucket expires, as an idle timeout re-armed
-		// on every read is: leave the timer where it is. The flush of its
-		// bucket re-inserts it by its due tick, so it cannot fire early, and
-		// most Resets touch no bucket.
+		// on every read is, or into the bucket it is in: leave the timer
+		// where it is. The flush of its bucket re-inserts it by its due
+		// tick, so it cannot fire early, and most Resets touch no bucket.
 		old := e.due
 		e.due = due
-		e.bucket.noteDue(due)
-		if b := e.bucket; due > old && b.nearExpiration(old) && !b.nearExpiration(due) {
+		b.noteDue(due)
+		switch {
+		case due < b.expiration: // files: the bucket comes earlier with it
+			b.expiration = due
+			tw.queue.Offer(b, tw.startOf(due))
+		case due > old && b.nearExpiration(old) && !b.nearExpiration(due):
 			b.retarget()
 		}
 		s.mu.Unlock()
