@@ -17,10 +17,12 @@ import (
 // durable as the store's commit (Redis's persistence settings; a database
 // commit on PostgreSQL and SQLite).
 //
-// opts set the task's own type, timeout, attempts and backoff, stored with it
-// (see TaskOption); a bad one makes Add return an error wrapping
-// ErrTaskOption and store nothing. A refused Add (false) keeps the existing
-// task's options.
+// The key is 1..MaxKeyLen bytes of UTF-8 without NUL, on every store, and
+// the payload at most MaxPayloadLen bytes; Add returns an error wrapping
+// ErrKey or ErrPayload for others, and stores nothing. opts set the task's
+// own type, timeout, attempts and backoff, stored with it (see TaskOption); a
+// bad one makes Add return an error wrapping ErrTaskOption and store
+// nothing. A refused Add (false) keeps the existing task's options.
 //
 // Adds made concurrently on one Queue share round trips: while one is on its
 // way to the store, those that arrive wait and then go out together, in one
@@ -78,13 +80,16 @@ const maxCoalesced = 1024
 // as a whole is not: on error, any
 // subset of the items may have been stored. Calling AddBatch again is safe,
 // but reports the items stored the first time as not added. It checks every
-// key and option before storing any, and returns an error wrapping ErrKey or
-// ErrTaskOption if one is bad.
+// key, payload and option before storing any, and returns an error wrapping
+// ErrKey, ErrPayload or ErrTaskOption if one is bad: then nothing is stored.
 func (q *Queue) AddBatch(ctx context.Context, items []Item) (added []bool, err error) {
 	reqs := make([]*AddRequest, len(items))
 	for i, it := range items {
 		if err := checkKey(it.Key); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w (item %d)", err, i)
+		}
+		if err := checkPayload(it.Payload); err != nil {
+			return nil, fmt.Errorf("%w (item %d, key %q)", err, i, it.Key)
 		}
 		p, err := policyOf(it.Options)
 		if err != nil {
@@ -139,6 +144,9 @@ type adder struct {
 // returns its status.
 func (q *Queue) add(ctx context.Context, r AddRequest, opts []TaskOption) (AddStatus, error) {
 	if err := checkKey(r.Key); err != nil {
+		return 0, err
+	}
+	if err := checkPayload(r.Payload); err != nil {
 		return 0, err
 	}
 	if len(opts) > 0 {

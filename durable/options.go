@@ -21,8 +21,14 @@ const (
 
 // Limits checked by New and by the task operations.
 const (
-	MinLease  = 100 * time.Millisecond
+	MinLease = 100 * time.Millisecond
+	// MaxKeyLen caps a task's key, in bytes (see checkKey).
 	MaxKeyLen = 1024
+	// MaxPayloadLen caps a task's payload: 512 MiB, the largest value a
+	// Redis argument may be (proto-max-bulk-len's default), the narrowest
+	// of the stores (PostgreSQL's bytea holds 1 GB, SQLite's blob 10^9
+	// bytes).
+	MaxPayloadLen = 512 << 20
 	// MaxHistoryLen caps Options.HistoryLen: settle rewrites a task's whole
 	// history (JSON) at every delivery, so its cost grows with the length.
 	MaxHistoryLen = 1000
@@ -175,13 +181,6 @@ func (o Options) withDefaults() (Options, error) {
 		o.WorkerID = defaultWorkerID()
 	}
 	return o, nil
-}
-
-func checkKey(key string) error {
-	if key == "" || len(key) > MaxKeyLen {
-		return fmt.Errorf("%w: length %d (want 1..%d)", ErrKey, len(key), MaxKeyLen)
-	}
-	return nil
 }
 
 // defaultWorkerID is "host:pid:xxxx": the host and pid find the process, the
