@@ -273,8 +273,12 @@ const (
 type Outcome struct {
 	Key, Token string
 	Kind       OutcomeKind
-	Delay      int64  // retry delay, ms (OutcomeRetry, OutcomeLater)
-	Err        string // the handler's error, stored as the task's last error
+	// Delay is the wait before the next delivery, ms (OutcomeRetry,
+	// OutcomeLater), the Queue's decision (backoff, RetryAfter, never 0 for
+	// a RetryAfter of 0: see postponement); a store applies it as given,
+	// also to a later it counts as a retry past MaxPostponements.
+	Delay int64
+	Err   string // the handler's error, stored as the task's last error
 	// Result is what the delivery produced (SetResult), at most
 	// MaxResultBody bytes of body: the store keeps it in the delivery's
 	// history entry, whatever the Kind (Delivery.Result).
