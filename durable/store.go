@@ -57,8 +57,9 @@ type Store interface {
 	// alone (AddInFlight). A stored task is due at At, or, with Relative, at
 	// the store's clock when the request is written plus At ms. It records
 	// the task's added time, original due time, payload size and Policy for
-	// Get and Claim. Within one call a key that appears twice is stored once,
-	// from its first request.
+	// Get and Claim. Each key appears at most once in a call: the Queue
+	// folds repeats of a key into one request before it calls (add.go's
+	// fold), so a store need not order them.
 	//
 	// Add sets each request's Status, or its Err if the part of the batch
 	// that carried it failed (requests that failed together share one error
