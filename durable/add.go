@@ -17,10 +17,12 @@ import (
 // durable as the store's commit (Redis's persistence settings; a database
 // commit on PostgreSQL and SQLite).
 //
-// opts set the task's own type, timeout, attempts and backoff, stored with it
-// (see TaskOption); a bad one makes Add return an error wrapping
-// ErrTaskOption and store nothing. A refused Add (false) keeps the existing
-// task's options.
+// The key is 1..MaxKeyLen bytes of UTF-8 without NUL, on every store, and
+// the payload at most MaxPayloadLen bytes; Add returns an error wrapping
+// ErrKey or ErrPayload for others, and stores nothing. opts set the task's
+// own type, timeout, attempts and backoff, stored with it (see TaskOption); a
+// bad one makes Add return an error wrapping ErrTaskOption and store
+// nothing. A refused Add (false) keeps the existing task's options.
 //
 // Adds made concurrently on one Queue share round trips: while one is on its
 // way to the store, those that arrive wait and then go out together, in one
@@ -47,7 +49,10 @@ func (q *Queue) AddAfter(ctx context.Context, key string, payload []byte, delay 
 // (none given: the Queue's), whether or not it existed; a scheduled,
 // retrying, dead or retained task starts over with no attempts and no
 // delivery history. A task in flight is left alone and Replace returns an
-// error wrapping ErrInFlight.
+// error wrapping ErrInFlight. An Add of the key that goes to the store in
+// the same group commit (see Add) is taken as coming after the Replace,
+// whichever was called first: it returns false, and the Replace's task is
+// stored.
 func (q *Queue) Replace(ctx context.Context, key string, payload []byte, at time.Time, opts ...TaskOption) error {
 	status, err := q.add(ctx, AddRequest{Replace: true, Key: key, Payload: payload, At: unixMilliCeil(at)}, opts)
 	if err == nil && status == AddInFlight {
@@ -78,13 +83,16 @@ const maxCoalesced = 1024
 // as a whole is not: on error, any
 // subset of the items may have been stored. Calling AddBatch again is safe,
 // but reports the items stored the first time as not added. It checks every
-// key and option before storing any, and returns an error wrapping ErrKey or
-// ErrTaskOption if one is bad.
+// key, payload and option before storing any, and returns an error wrapping
+// ErrKey, ErrPayload or ErrTaskOption if one is bad: then nothing is stored.
 func (q *Queue) AddBatch(ctx context.Context, items []Item) (added []bool, err error) {
 	reqs := make([]*AddRequest, len(items))
 	for i, it := range items {
 		if err := checkKey(it.Key); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w (item %d)", err, i)
+		}
+		if err := checkPayload(it.Payload); err != nil {
+			return nil, fmt.Errorf("%w (item %d, key %q)", err, i, it.Key)
 		}
 		p, err := policyOf(it.Options)
 		if err != nil {
@@ -139,6 +147,9 @@ type adder struct {
 // returns its status.
 func (q *Queue) add(ctx context.Context, r AddRequest, opts []TaskOption) (AddStatus, error) {
 	if err := checkKey(r.Key); err != nil {
+		return 0, err
+	}
+	if err := checkPayload(r.Payload); err != nil {
 		return 0, err
 	}
 	if len(opts) > 0 {
@@ -241,11 +252,62 @@ func (q *Queue) leadAdds(ctx context.Context, r *AddRequest, yield bool) (AddSta
 	}
 }
 
-// sendAdds stores reqs through the store, wakes this Queue's Runs for the
-// earliest task stored, and reports the batch to the Observer.
+// sendAdds stores reqs through the store, each key once (see fold), wakes
+// this Queue's Runs for the earliest task stored, and reports the batch to
+// the Observer.
 func (q *Queue) sendAdds(ctx context.Context, reqs []*AddRequest) {
-	if first := q.store.Add(ctx, reqs); first >= 0 {
+	sent, repeats := fold(reqs)
+	if first := q.store.Add(ctx, sent); first >= 0 {
 		q.wake(first)
 	}
+	for _, p := range repeats {
+		p.answer()
+	}
 	q.observeAdds(reqs)
+}
+
+// fold picks, for each key that appears more than once in reqs (concurrent
+// calls that met in one group commit, or AddBatch's repeated items), the one
+// request the store gets: the last Replace if there is one, else the first
+// Add. The others are its repeats, answered from its reply as if the
+// Replaces had come first, in their order, then the Adds (any order is
+// true of calls that were all under way together): an earlier Replace is
+// acknowledged as the last one is (stored, then replaced; or in flight),
+// and an Add finds the key existing (AddExists), since after a Replace or
+// a first Add it does. So an acknowledged Replace is never lost to an Add,
+// and an Add's reply says what happened: its task was not stored. A store
+// gets each key once in a call (see Store's Add).
+func fold(reqs []*AddRequest) (sent []*AddRequest, repeats []repeat) {
+	if len(reqs) < 2 {
+		return reqs, nil
+	}
+	kept := make(map[string]*AddRequest, len(reqs))
+	for _, r := range reqs {
+		if k := kept[r.Key]; k == nil || r.Replace {
+			kept[r.Key] = r
+		}
+	}
+	if len(kept) == len(reqs) {
+		return reqs, nil
+	}
+	sent = make([]*AddRequest, 0, len(kept))
+	for _, r := range reqs {
+		if k := kept[r.Key]; k == r {
+			sent = append(sent, r)
+		} else {
+			repeats = append(repeats, repeat{r: r, of: k})
+		}
+	}
+	return sent, repeats
+}
+
+// A repeat is a request folded into another of its key (see fold).
+type repeat struct{ r, of *AddRequest }
+
+// answer sets p.r's reply from p.of's, once the store has answered it.
+func (p repeat) answer() {
+	p.r.Status, p.r.Err = p.of.Status, p.of.Err
+	if p.of.Err == nil && !p.r.Replace {
+		p.r.Status = AddExists
+	}
 }

@@ -74,7 +74,8 @@ var (
 //
 //   - nil: the task is done;
 //   - Permanent(err): it goes to the dead set;
-//   - RetryAfter: due again after its delay, the attempt not counted;
+//   - RetryAfter: due again after its delay (the backoff below for a delay
+//     of 0), the attempt not counted;
 //   - any other error: due again after the backoff the worker chose for
 //     this attempt when it delivered it, the attempt counted (dead when out
 //     of attempts), err's text as its last error.
@@ -102,7 +103,8 @@ func (q *Queue) Complete(ctx context.Context, key, token string, result error) (
 	case IsPermanent(result):
 		o.kind, o.err = OutcomeDead, result.Error()
 	case later:
-		o.kind, o.err, o.delay = OutcomeLater, result.Error(), durationMilliCeil(after)
+		o.kind, o.err = OutcomeLater, result.Error()
+		o.delay = durationMilliCeil(postponement(after, func() time.Duration { return q.retryDelay(c) }))
 	default:
 		o.kind, o.err, o.delay = OutcomeRetry, result.Error(), durationMilliCeil(q.retryDelay(c))
 	}

@@ -71,10 +71,27 @@
 // itself, or, on a Notifier, another process's add of an earlier task,
 // wakes it early).
 //
+// # Bad input
+//
+// The Queue checks every argument before any store call, the same on every
+// store (PostgreSQL's text is the narrowest, so a key is what it holds); a
+// batch with one bad item stores none of them. storetest's
+// BadInputStoresNothing holds every store to this table:
+//
+//	argument                     accepted                                  else
+//	task key (every call)        1..MaxKeyLen bytes of UTF-8 without NUL   ErrKey
+//	payload                      at most MaxPayloadLen bytes               ErrPayload
+//	TaskOption                   as each option says                       ErrTaskOption
+//	periodic name                1..MaxPeriodicNameLen bytes, as a key     ErrPeriodicName
+//	List's state, limit, cursor  a State, at least 1, List's own cursor    ErrState, ErrLimit, ErrCursor
+//	Complete's token             a Task.Token                              ErrToken
+//	Options (New)                as each field says                        ErrOptions
+//
 // # Layout
 //
 // One file per idea: queue.go (the Queue, wake-ups), store.go (the Store
-// contract), options.go, add.go (Add and its group commit), worker.go (Run,
+// contract), options.go, check.go (keys, payloads, names), add.go (Add and
+// its group commit), worker.go (Run,
 // the poller), notify.go (a Notifier's wake-ups), claim.go, settle.go,
 // extend.go (heartbeats), timeout.go,
 // shutdown.go, observer.go, report.go, periodic.go, mux.go, httptask.go,

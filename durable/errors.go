@@ -7,8 +7,11 @@ import "errors"
 var (
 	// ErrOptions reports a bad field of Options, or a nil store.
 	ErrOptions = errors.New("durable: bad options")
-	// ErrKey reports an empty or too long task key.
+	// ErrKey reports a task key that is empty, too long, not UTF-8 or holds
+	// a NUL byte (see checkKey), on every store alike.
 	ErrKey = errors.New("durable: bad task key")
+	// ErrPayload reports a payload over MaxPayloadLen.
+	ErrPayload = errors.New("durable: payload too large")
 	// ErrInFlight reports that Replace found the task running in a handler;
 	// a task in flight is never rewritten.
 	ErrInFlight = errors.New("durable: task in flight")

@@ -241,7 +241,8 @@ type httpHandler struct {
 //     error and on a timeout;
 //   - on 429 or 503 with a valid Retry-After header (seconds or an HTTP-date), returns
 //     RetryAfterError(delay, the HTTPStatusError) instead: the task runs again after that delay,
-//     at most MaxRetryAfter, without using up an attempt (see RetryAfter for the bound);
+//     at most MaxRetryAfter, without using up an attempt (see RetryAfter for the bound); a delay
+//     of 0 or a date in the past waits the normal backoff, never none;
 //   - is dead-lettered at once (Permanent) on any other status, for a payload that is not an
 //     HTTPTask (ErrNotHTTPTask) or fails the checks of AddHTTP, and for a key AddHTTP would refuse
 //     (ErrKey: a task stored with Add whose key net/http cannot send as HeaderIdempotencyKey).
@@ -360,8 +361,9 @@ func (h *httpHandler) handle(ctx context.Context, task Task) error {
 // retryAfterHeader reads the delay a response's Retry-After header asks for (RFC 9110, section
 // 10.2.3): delay-seconds, or an HTTP-date taken relative to the response's own Date header when it
 // has one, so that a receiver's clock ahead of ours does not stretch the wait, and to our clock
-// otherwise. A date in the past is 0; a delay too large for a Duration is MaxRetryAfter (which
-// RetryAfterError clamps to anyway). ok is false when the header is missing or malformed.
+// otherwise. A date in the past is 0 (RetryAfter then waits the backoff); a delay too large for a
+// Duration is MaxRetryAfter (which RetryAfterError clamps to anyway). ok is false when the header
+// is missing or malformed.
 func retryAfterHeader(h http.Header) (d time.Duration, ok bool) {
 	v := h.Get("Retry-After")
 	if v == "" {

@@ -7,7 +7,7 @@ import (
 
 // An Observer receives a Queue's events, for metrics and tracing: tasks
 // added, claim and settle round trips, deliveries started and finished, dead
-// and retained tasks trimmed, failed Redis calls. Set it as Options.Observer;
+// and retained tasks trimmed, failed store calls. Set it as Options.Observer;
 // the package rwmetrics turns the events into Prometheus metrics.
 //
 // Its methods are called synchronously, on the goroutines of Add and of Run,
@@ -21,8 +21,8 @@ import (
 // of them and keep compiling.
 type Observer interface {
 	// TasksAdded follows each batch of Add, AddAfter, AddBatch or Replace
-	// calls sent to Redis together. Failed script calls are reported to
-	// RedisError, not here.
+	// calls sent to the store together (one Store.Add). Failed calls are
+	// reported to StoreError, not here.
 	TasksAdded(AddEvent)
 	// Claimed follows each claim round trip of Run, successful or not; one
 	// whose Run was stopping is not reported.
@@ -44,11 +44,11 @@ type Observer interface {
 	// a settle or a Cancel: their retention was over, or their shard held
 	// more than Options.MaxRetained, which ends uniqueness windows early.
 	RetainedTrimmed(TrimEvent)
-	// RedisError reports each failed Redis call of an Add (whose caller gets
+	// StoreError reports each failed store call of an Add (whose caller gets
 	// the error too) and each one Run retries: its claims, settles and lease
 	// extensions (whose errors also go to Options.OnError or the log). A
 	// claim error that ends Run (ErrUnrecoverable) is Run's to return.
-	RedisError(RedisErrorEvent)
+	StoreError(StoreErrorEvent)
 }
 
 // NoopObserver implements Observer by ignoring every event. Embed it in an
@@ -62,13 +62,13 @@ func (NoopObserver) HandlerFinished(FinishEvent) {}
 func (NoopObserver) Settled(SettleEvent)         {}
 func (NoopObserver) DeadTrimmed(TrimEvent)       {}
 func (NoopObserver) RetainedTrimmed(TrimEvent)   {}
-func (NoopObserver) RedisError(RedisErrorEvent)  {}
+func (NoopObserver) StoreError(StoreErrorEvent)  {}
 
 // AddEvent is one batch of added tasks of one kind.
 type AddEvent struct {
 	// Replace is true for Replace, false for Add, AddAfter and AddBatch.
 	Replace bool
-	// Stored counts the tasks written to Redis: new ones (Add) or
+	// Stored counts the tasks written to the store: new ones (Add) or
 	// overwritten ones (Replace).
 	Stored int
 	// Skipped counts the tasks left unchanged: an Add of a key that exists,
@@ -87,9 +87,9 @@ type ClaimEvent struct {
 // StartEvent is the start of one delivery.
 type StartEvent struct {
 	Task Task
-	// Lateness is how long after Task.Due the task was claimed, by the Redis
-	// clock (the claim's time minus Due), to the millisecond: the scheduling
-	// delay, free of any clock skew between worker and Redis.
+	// Lateness is how long after Task.Due the task was claimed, by the
+	// store's clock (the claim's time minus Due), to the millisecond: the
+	// scheduling delay, free of any clock skew between worker and store.
 	Lateness time.Duration
 }
 
@@ -133,21 +133,21 @@ type TrimEvent struct {
 	Tasks int
 }
 
-// RedisErrorEvent is one failed Redis call.
-type RedisErrorEvent struct {
-	Op  RedisOp
-	Err error // names the shard, if the call was for one
+// StoreErrorEvent is one failed store call.
+type StoreErrorEvent struct {
+	Op  StoreOp
+	Err error // names the partition, if the call was for one
 }
 
-// RedisOp names the operation a failed Redis call was made for.
-type RedisOp string
+// StoreOp names the operation a failed store call was made for.
+type StoreOp string
 
-// The operations whose failures reach Observer.RedisError.
+// The operations whose failures reach Observer.StoreError.
 const (
-	OpAdd    RedisOp = "add"    // Add, AddAfter, AddBatch, Replace
-	OpClaim  RedisOp = "claim"  // Run's poll
-	OpSettle RedisOp = "settle" // Run's report of finished deliveries
-	OpExtend RedisOp = "extend" // Run's lease heartbeat
+	OpAdd    StoreOp = "add"    // Add, AddAfter, AddBatch, Replace
+	OpClaim  StoreOp = "claim"  // Run's poll
+	OpSettle StoreOp = "settle" // Run's report of finished deliveries
+	OpExtend StoreOp = "extend" // Run's lease heartbeat
 	// runner.report's op names are the same.
 )
 
@@ -161,7 +161,7 @@ func (q *Queue) observedClaim(ctx context.Context, shard, limit int, lease time.
 	began := time.Now()
 	c, err := q.claim(ctx, shard, limit, lease)
 	if err != nil {
-		if ctx.Err() == nil { // not a Redis failure: Run is stopping
+		if ctx.Err() == nil { // not a store failure: Run is stopping
 			o.Claimed(ClaimEvent{Shard: shard, Duration: time.Since(began), Err: err})
 		}
 		return c, err
@@ -170,7 +170,7 @@ func (q *Queue) observedClaim(ctx context.Context, shard, limit int, lease time.
 	q.observeTrimmed(shard, c.trimmed)
 	for _, d := range c.tasks {
 		d.began = c.at
-		// Both times are Redis's: claim only leases tasks due by c.now.
+		// Both times are the store's: claim only leases tasks due by c.now.
 		late := max(c.now-d.task.Due.UnixMilli(), 0)
 		o.DeliveryStarted(StartEvent{Task: d.task, Lateness: time.Duration(late) * time.Millisecond})
 	}
@@ -222,7 +222,7 @@ func (q *Queue) observedSettle(ctx context.Context, shard int, os []outcome) (Se
 }
 
 // observeAdds reports the requests sendAdds has sent, once their statuses
-// and errors are set: one RedisError per failed part of the batch (its
+// and errors are set: one StoreError per failed part of the batch (its
 // requests share one error value), one TasksAdded per mode.
 func (q *Queue) observeAdds(reqs []*AddRequest) {
 	o := q.opts.Observer
@@ -265,9 +265,9 @@ func (q *Queue) observeTrimmed(shard int, n int) {
 	}
 }
 
-// observeError reports a failed Redis call of op.
-func (q *Queue) observeError(op RedisOp, err error) {
+// observeError reports a failed store call of op.
+func (q *Queue) observeError(op StoreOp, err error) {
 	if o := q.opts.Observer; o != nil && err != nil {
-		o.RedisError(RedisErrorEvent{Op: op, Err: err})
+		o.StoreError(StoreErrorEvent{Op: op, Err: err})
 	}
 }

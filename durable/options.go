@@ -21,8 +21,14 @@ const (
 
 // Limits checked by New and by the task operations.
 const (
-	MinLease  = 100 * time.Millisecond
+	MinLease = 100 * time.Millisecond
+	// MaxKeyLen caps a task's key, in bytes (see checkKey).
 	MaxKeyLen = 1024
+	// MaxPayloadLen caps a task's payload: 512 MiB, the largest value a
+	// Redis argument may be (proto-max-bulk-len's default), the narrowest
+	// of the stores (PostgreSQL's bytea holds 1 GB, SQLite's blob 10^9
+	// bytes).
+	MaxPayloadLen = 512 << 20
 	// MaxHistoryLen caps Options.HistoryLen: settle rewrites a task's whole
 	// history (JSON) at every delivery, so its cost grows with the length.
 	MaxHistoryLen = 1000
@@ -47,7 +53,8 @@ type Options struct {
 	// Concurrency is the number of handlers one Run runs at once (default 64).
 	// Run claims no more tasks than it has free handlers.
 	Concurrency int
-	// MaxDead caps each shard's dead set; past it the oldest dead tasks are
+	// MaxDead caps the dead tasks of each partition of the store (a Redis
+	// shard; a SQL store has one); past it the oldest dead tasks are
 	// dropped, a few per failure (default 10000).
 	MaxDead int
 	// OnError, if set, receives the errors Run cannot return: failed claims,
@@ -72,15 +79,15 @@ type Options struct {
 	// no-op meanwhile: a uniqueness window (default 0: forgotten at once).
 	// Dead tasks are not concerned: they stay in the dead set (MaxDead). A
 	// retained task keeps its attempts, last error, record and history but
-	// not its payload, about 700 bytes of Redis memory each (measured by
-	// TestRetainedMemory). It is forgotten by the first settle or cancel on
-	// its shard after its retention ends, so the window may last a little
-	// longer on an idle shard, never shorter unless the shard holds more than
-	// MaxRetained (the oldest are forgotten early, see Observer's
+	// not its payload (what that costs is each store's: rediswheel's doc
+	// gives Redis's). It is forgotten by the first settle or cancel on its
+	// partition after its retention ends, so the window may last a little
+	// longer on an idle partition, never shorter unless the partition holds
+	// more than MaxRetained (the oldest are forgotten early, see Observer's
 	// RetainedTrimmed). Cancel of a retained task and Replace of its key end
 	// the window at once.
 	Retention time.Duration
-	// MaxRetained caps each shard's retained tasks; past it the oldest are
+	// MaxRetained caps each partition's retained tasks; past it the oldest are
 	// forgotten early (default DefaultMaxRetained).
 	MaxRetained int
 	// HistoryLen is how many deliveries each task remembers (Get's
@@ -175,13 +182,6 @@ func (o Options) withDefaults() (Options, error) {
 		o.WorkerID = defaultWorkerID()
 	}
 	return o, nil
-}
-
-func checkKey(key string) error {
-	if key == "" || len(key) > MaxKeyLen {
-		return fmt.Errorf("%w: length %d (want 1..%d)", ErrKey, len(key), MaxKeyLen)
-	}
-	return nil
 }
 
 // defaultWorkerID is "host:pid:xxxx": the host and pid find the process, the

@@ -44,7 +44,8 @@ const MaxPeriodicNameLen = 512
 
 // Errors of periodic schedules, for errors.Is.
 var (
-	// ErrPeriodicName reports an empty or too long schedule name.
+	// ErrPeriodicName reports a schedule name that is empty, too long, not
+	// UTF-8 or holds a NUL byte.
 	ErrPeriodicName = errors.New("durable: bad periodic name")
 	// ErrPeriodicRemoved is returned by Periodic when the schedule was
 	// removed with RemovePeriodic while it ran.
@@ -126,15 +127,23 @@ func Every(d time.Duration) Schedule {
 // script calls per time (read, Add, advance), all but one of the replicas'
 // Adds being no-ops.
 //
-// The name must be 1..MaxPeriodicNameLen bytes, or Periodic returns an error
-// wrapping ErrPeriodicName; it panics if s is nil. Redis errors go to
-// Options.OnError, or to slog.Default at warning level with op "periodic"
-// when it is nil, and are retried.
+// The name must be 1..MaxPeriodicNameLen bytes of UTF-8 without NUL, or
+// Periodic returns an error wrapping ErrPeriodicName; a payload or option
+// Add would refuse makes it return Add's error (ErrPayload, ErrTaskOption)
+// at once. It panics if s is nil. Store errors go to Options.OnError, or to
+// slog.Default at warning level with op "periodic" when it is nil, and are
+// retried.
 func (q *Queue) Periodic(ctx context.Context, name string, s Schedule, payload []byte, opts ...TaskOption) error {
 	if s == nil {
 		panic("durable: Periodic with nil Schedule")
 	}
 	if err := checkPeriodicName(name); err != nil {
+		return err
+	}
+	if err := checkPayload(payload); err != nil {
+		return err
+	}
+	if _, err := policyOf(opts); err != nil {
 		return err
 	}
 	p := &periodic{q: q, name: name, s: s, payload: payload, opts: opts}
@@ -166,13 +175,6 @@ func (q *Queue) RemovePeriodic(ctx context.Context, name string) (bool, error) {
 		}
 	}
 	return true, nil
-}
-
-func checkPeriodicName(name string) error {
-	if name == "" || len(name) > MaxPeriodicNameLen {
-		return fmt.Errorf("%w: length %d (want 1..%d)", ErrPeriodicName, len(name), MaxPeriodicNameLen)
-	}
-	return nil
 }
 
 func occurrenceKey(name string, ms int64) string {

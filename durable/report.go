@@ -7,7 +7,7 @@ import "log/slog"
 // error nobody sees is worse. op names the call that failed: claim, extend
 // or settle.
 func (r *runner) report(op string, err error) {
-	r.q.observeError(RedisOp(op), err)
+	r.q.observeError(StoreOp(op), err)
 	r.q.report(op, err)
 }
 

@@ -57,8 +57,9 @@ type Store interface {
 	// alone (AddInFlight). A stored task is due at At, or, with Relative, at
 	// the store's clock when the request is written plus At ms. It records
 	// the task's added time, original due time, payload size and Policy for
-	// Get and Claim. Within one call a key that appears twice is stored once,
-	// from its first request.
+	// Get and Claim. Each key appears at most once in a call: the Queue
+	// folds repeats of a key into one request before it calls (add.go's
+	// fold), so a store need not order them.
 	//
 	// Add sets each request's Status, or its Err if the part of the batch
 	// that carried it failed (requests that failed together share one error
@@ -273,8 +274,12 @@ const (
 type Outcome struct {
 	Key, Token string
 	Kind       OutcomeKind
-	Delay      int64  // retry delay, ms (OutcomeRetry, OutcomeLater)
-	Err        string // the handler's error, stored as the task's last error
+	// Delay is the wait before the next delivery, ms (OutcomeRetry,
+	// OutcomeLater), the Queue's decision (backoff, RetryAfter, never 0 for
+	// a RetryAfter of 0: see postponement); a store applies it as given,
+	// also to a later it counts as a retry past MaxPostponements.
+	Delay int64
+	Err   string // the handler's error, stored as the task's last error
 	// Result is what the delivery produced (SetResult), at most
 	// MaxResultBody bytes of body: the store keeps it in the delivery's
 	// history entry, whatever the Kind (Delivery.Result).

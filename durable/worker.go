@@ -417,7 +417,7 @@ func (r *runner) outcomeOf(d *delivery, err error) outcome {
 		o.kind = OutcomeRelease
 	case later:
 		o.kind, o.err = OutcomeLater, err.Error()
-		o.delay = durationMilliCeil(after)
+		o.delay = durationMilliCeil(postponement(after, func() time.Duration { return r.backoff(d) }))
 	case d.task.Attempt >= r.maxAttempts(d):
 		o.kind, o.err = OutcomeDead, err.Error()
 	default:

@@ -124,11 +124,13 @@ func (s *Store) addArgs(t NewTask) ([]any, error) {
 
 // Add is durable.Store's Add: all the requests of the call in one
 // transaction, so they commit together or fail together (sharing one
-// error). A request PostgreSQL cannot store (a key or task type with a NUL
-// byte or invalid UTF-8) gets its own error, wrapping durable.ErrKey or
-// durable.ErrTaskOption, and the others go on. A key that appears again in
-// the call is not written again: it gets AddExists, or the first request's
-// status if that one was not stored.
+// error). The Queue sends only keys and task types that durable checked
+// and each key once (see durable.Store's Add); for other callers, a
+// request PostgreSQL cannot store (a key or task type with a NUL byte or
+// invalid UTF-8) gets its own error, wrapping durable.ErrKey or
+// durable.ErrTaskOption, and the others go on, and a key that appears again
+// in the call is not written again: it gets AddExists, or the first
+// request's status if that one was not stored.
 func (s *Store) Add(ctx context.Context, reqs []*durable.AddRequest) (earliest int64) {
 	type write struct {
 		r    *durable.AddRequest

@@ -146,9 +146,12 @@
 //
 // # Differences from rediswheel
 //
-// Keys, namespaces and task types are PostgreSQL text: a NUL byte or
-// invalid UTF-8 is refused with durable.ErrKey (ErrNamespace,
-// durable.ErrTaskOption, durable.ErrPeriodicName); error texts and worker
-// ids are cleaned instead. There are no shards: one
-// namespace is one range of the index, and claimers never block each other.
+// Namespaces are PostgreSQL text: a NUL byte or invalid UTF-8 is refused
+// with ErrNamespace; error texts and worker ids are cleaned instead. Keys,
+// task types and periodic names are text too, but the Queue refuses what
+// text cannot hold on every store alike (durable.ErrKey,
+// durable.ErrTaskOption, durable.ErrPeriodicName), before any store call;
+// this store checks again for callers of its own methods. There are no
+// shards: one namespace is one range of the index, and claimers never
+// block each other.
 package pgwheel

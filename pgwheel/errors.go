@@ -2,8 +2,9 @@ package pgwheel
 
 import "errors"
 
-// Sentinel errors, for errors.Is. Bad input that durable's Queue also
-// checks gets durable's errors, the same on every store: a key PostgreSQL's
+// Sentinel errors, for errors.Is. Bad input that durable's Queue checks
+// (before any store call, the same on every store) gets durable's errors
+// here too, for callers of this store's own methods: a key PostgreSQL's
 // text cannot hold (a NUL byte, invalid UTF-8) wraps durable.ErrKey, such a
 // task type durable.ErrTaskOption, such a periodic name
 // durable.ErrPeriodicName.

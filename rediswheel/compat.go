@@ -36,8 +36,8 @@ type (
 	FinishEvent     = durable.FinishEvent
 	SettleEvent     = durable.SettleEvent
 	TrimEvent       = durable.TrimEvent
-	RedisErrorEvent = durable.RedisErrorEvent
-	RedisOp         = durable.RedisOp
+	StoreErrorEvent = durable.StoreErrorEvent
+	StoreOp         = durable.StoreOp
 )
 
 const (

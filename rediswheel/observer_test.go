@@ -25,7 +25,7 @@ type events struct {
 	started      []StartEvent
 	finished     []FinishEvent
 	settles      []SettleEvent
-	errs         []RedisErrorEvent
+	errs         []StoreErrorEvent
 }
 
 func (e *events) TasksAdded(x AddEvent) { e.mu.Lock(); e.added = append(e.added, x); e.mu.Unlock() }
@@ -41,7 +41,7 @@ func (e *events) HandlerFinished(x FinishEvent) {
 	e.mu.Unlock()
 }
 func (e *events) Settled(x SettleEvent) { e.mu.Lock(); e.settles = append(e.settles, x); e.mu.Unlock() }
-func (e *events) RedisError(x RedisErrorEvent) {
+func (e *events) StoreError(x StoreErrorEvent) {
 	e.mu.Lock()
 	e.errs = append(e.errs, x)
 	e.mu.Unlock()
@@ -155,7 +155,7 @@ func TestObserverSeesRedisErrors(t *testing.T) {
 
 	ev.mu.Lock()
 	defer ev.mu.Unlock()
-	ops := map[RedisOp]int{}
+	ops := map[StoreOp]int{}
 	for _, e := range ev.errs {
 		ops[e.Op]++
 		assert.Error(t, e.Err)

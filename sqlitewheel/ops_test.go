@@ -357,8 +357,9 @@ func TestPeriodicRegistry(t *testing.T) {
 	require.EqualValues(t, -1, p(durable.PeriodicRead, 0, 0).Status)
 }
 
-// Keys are bytes: a NUL, invalid UTF-8 and the longest key round-trip, and
-// List orders keys bytewise.
+// The store's keys are bytes: a NUL, invalid UTF-8 and the longest key
+// round-trip, and List orders keys bytewise. (The Queue lets through only
+// UTF-8 without NUL, on every store: durable's checkKey.)
 func TestKeysAreBytes(t *testing.T) {
 	st, _ := openTemp(t, Options{})
 	ctx := context.Background()

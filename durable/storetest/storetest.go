@@ -48,6 +48,8 @@ func Run(t *testing.T, open func(t *testing.T) durable.Store) {
 		{"ResultIsTruncated", testResultIsTruncated},
 		{"LastErrorClearedOnSuccess", testLastErrorClearedOnSuccess},
 		{"StatsCountStates", testStatsCountStates},
+		{"AddAndReplaceInOneGroupCommit", testAddAndReplaceInOneGroupCommit},
+		{"RetryAfterZeroWaitsTheBackoff", testRetryAfterZeroWaitsTheBackoff},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.test(t, open) })
 	}

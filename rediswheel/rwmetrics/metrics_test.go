@@ -287,7 +287,7 @@ func TestObserverCounts(t *testing.T) {
 	o.DeadTrimmed(rediswheel.TrimEvent{Shard: 3, Tasks: 5})
 	o.DeadTrimmed(rediswheel.TrimEvent{Shard: 1, Tasks: 2})
 	o.RetainedTrimmed(rediswheel.TrimEvent{Shard: 2, Tasks: 3})
-	o.RedisError(rediswheel.RedisErrorEvent{Op: rediswheel.OpExtend, Err: errors.New("x")})
+	o.StoreError(rediswheel.StoreErrorEvent{Op: rediswheel.OpExtend, Err: errors.New("x")})
 	o.Claimed(rediswheel.ClaimEvent{Shard: 1, Duration: time.Hour, Err: errors.New("x")})
 	o.Settled(rediswheel.SettleEvent{Shard: 1, Tasks: 3, Duration: time.Hour, Err: errors.New("x")})
 	o.Settled(rediswheel.SettleEvent{Shard: 1, Tasks: 4, Duration: time.Millisecond, Cancelled: 1, Released: 1, Postponed: 1, Rejected: 1})

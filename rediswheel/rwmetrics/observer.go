@@ -31,7 +31,7 @@ func (o observer) TasksAdded(e rediswheel.AddEvent) {
 }
 
 // Claimed times successful round trips only: a failed one is counted by
-// RedisError, and its time (often a timeout) says nothing of Redis's speed.
+// StoreError, and its time (often a timeout) says nothing of Redis's speed.
 func (o observer) Claimed(e rediswheel.ClaimEvent) {
 	if e.Err == nil {
 		o.m.claim.Observe(e.Duration.Seconds())
@@ -53,7 +53,7 @@ func (o observer) HandlerFinished(e rediswheel.FinishEvent) {
 
 func (o observer) Settled(e rediswheel.SettleEvent) {
 	if e.Err != nil {
-		return // counted by RedisError
+		return // counted by StoreError
 	}
 	o.m.settle.Observe(e.Duration.Seconds())
 	results := [...]struct {
@@ -75,6 +75,6 @@ func (o observer) RetainedTrimmed(e rediswheel.TrimEvent) {
 	o.m.kept.Add(float64(e.Tasks))
 }
 
-func (o observer) RedisError(e rediswheel.RedisErrorEvent) {
+func (o observer) StoreError(e rediswheel.StoreErrorEvent) {
 	o.m.errors.WithLabelValues(string(e.Op)).Inc()
 }
