@@ -258,10 +258,13 @@ func (b *bucket) retire() {
 	if cap(b.timers) > vacantCap {
 		b.timers = nil
 	}
-	// At the head the alarm may be armed for b already: Remove moves it on.
-	// If b becomes the head after this look, the queue asks the shard (see
-	// dropVacant), which then holds b vacant.
-	if 2*(len(s.vacant)+1) > s.buckets || w.startOf(b.expiration) <= w.queue.Next() {
+	// At the head the alarm may be set for b already. An exact alarm is
+	// moved on by Remove; an early one would stay (see delayqueue's
+	// lazy.go), so b stays queued too, vacant, for the ring that alarm was
+	// set for, or a caller's advance, to take and release, unless a timer
+	// lands in it first. If b becomes the head after this look, the queue
+	// asks the shard (see dropVacant), which then holds b vacant.
+	if 2*(len(s.vacant)+1) > s.buckets || !w.queue.Early() && w.startOf(b.expiration) <= w.queue.Next() {
 		b.withdraw()
 		return
 	}

@@ -1,6 +1,8 @@
 package timingwheel
 
 import (
+	"math/rand/v2"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -43,4 +45,30 @@ func TestResetEarlierStaysInItsBucket(t *testing.T) {
 	require.Never(t, func() bool { return fired.Load() > 0 }, 50*time.Millisecond, time.Millisecond, "fired before its due tick")
 	clock.Advance(2 * time.Millisecond)
 	require.Eventually(t, func() bool { return fired.Load() == 1 }, 30*time.Second, time.Millisecond)
+}
+
+// TestEarlyAlarmTakesAVacantHead: on the System clock, where the alarm is
+// early (see delayqueue's lazy.go), a timer stopped at the head of the
+// queue leaves its bucket queued, vacant, rather than taking it out under
+// the queue's lock; the ring the alarm was set for takes and releases it,
+// and nothing fires.
+func TestEarlyAlarmTakesAVacantHead(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // one P: every timer in its shard
+	tw, err := New(time.Millisecond, 64)
+	require.NoError(t, err)
+	defer tw.Stop()
+	require.True(t, tw.queue.Early())
+	for range 3 { // other buckets in the shard, so that it may keep one vacant
+		defer tw.AfterFunc(time.Hour+time.Duration(rand.IntN(1000))*time.Second, noop).Stop()
+	}
+	later := tw.queue.Next()
+	tm := tw.AfterFunc(50*time.Millisecond, func() { panic("a stopped timer fired") })
+	head := tw.queue.Next()
+	require.Less(t, head, later)
+	require.True(t, tm.Stop())
+	require.Equal(t, head, tw.queue.Next(), "the stopped timer's bucket left the queue")
+	require.Eventually(t, func() bool { return tw.queue.Next() > head }, 30*time.Second, time.Millisecond,
+		"the vacant bucket was not taken")
+	require.Equal(t, 3, tw.Len())
+	require.Zero(t, tw.Stats().Fired)
 }

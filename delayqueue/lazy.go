@@ -55,3 +55,7 @@ func (q *DelayQueue[T]) marginLocked(want time.Duration) time.Duration {
 	}
 	return want
 }
+
+// Early reports whether the queue's alarm may be early (see above): whether
+// it is on the System clock. It never changes.
+func (q *DelayQueue[T]) Early() bool { return q.early }
