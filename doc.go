@@ -36,7 +36,7 @@
 // small bucket whose earliest timer leaves moves its expiration on to the
 // next. Moving the earliest expiration
 // re-arms the poller's alarm without waking it, so no goroutine wakes for an
-// empty tick. A bucket keeps its timers in a slice,
+// empty tick. A bucket keeps its timers in blocks of 256 pointers,
 // each timer knowing its slot, so arming and stopping are O(1), a Timer is
 // the only allocation of an AfterFunc (48 bytes), and no Timer points to
 // another, which keeps the garbage collector's marking of a million pending
@@ -129,7 +129,7 @@
 //     returns; callbacks already started on their own goroutines are not
 //     waited for. Adds after it neither block nor fire.
 //   - Adds hold their shard's lock for an amortized constant amount of work
-//     (an append to a bucket's slice). They never wait for the poller as
+//     (an append to a bucket's block). They never wait for the poller as
 //     such, but may wait for its hold of a shard's lock, at most 256 timers
 //     (about 6 µs); a ScheduleFunc also waits for the Next calls of other
 //     schedules, which all run under the first shard's lock. A caller that
