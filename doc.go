@@ -36,7 +36,7 @@
 // small bucket whose earliest timer leaves moves its expiration on to the
 // next. Moving the earliest expiration
 // re-arms the poller's alarm without waking it, so no goroutine wakes for an
-// empty tick. A bucket keeps its timers in blocks of 256 pointers,
+// empty tick. A bucket keeps its timers in blocks of 64 pointers,
 // each timer knowing its slot, so arming and stopping are O(1), a Timer is
 // the only allocation of an AfterFunc (48 bytes), and no Timer points to
 // another, which keeps the garbage collector's marking of a million pending

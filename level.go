@@ -30,7 +30,7 @@ type page struct {
 // blocks (at most blockSize pointers each) and block tables (see
 // keptBlockTable), for the next rotation: enough for the level-0 buckets a
 // steady load cycles through in a few ticks, so that a bucket and its block
-// are not reallocated every tick, and at most 37 KiB a shard.
+// are not reallocated every tick, and at most 21 KiB a shard.
 const freeBuckets = 16
 
 // keptTable is the largest page table (in pages) a level keeps when it
