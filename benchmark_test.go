@@ -3,6 +3,7 @@ package timingwheel
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"runtime/metrics"
 	"sync/atomic"
@@ -190,8 +191,11 @@ func lockWait() int64 {
 }
 
 // BenchmarkReset measures moving a pending timer's deadline to a random one
-// in the population's range, with n other timers pending.
+// in the population's range, with n other timers pending: the same timer
+// every time ("pending=n"), or a timer picked at random among the n
+// ("timer=random/pending=n", see benchmarkResetRandom).
 func BenchmarkReset(b *testing.B) {
+	b.Run("timer=random", benchmarkResetRandom)
 	forEachPending(b, func(b *testing.B, sub subject, ds []time.Duration) {
 		b.StopTimer()
 		t := sub.afterFunc(time.Hour, noop)
@@ -206,6 +210,93 @@ func BenchmarkReset(b *testing.B) {
 			b.Fatal("the reset timer was not pending at the end")
 		}
 	})
+}
+
+// randomResetCounts are the populations of BenchmarkReset's timer=random;
+// 10M (2-3 GB of heap for each implementation, a minute a run) only with
+// TIMINGWHEEL_BENCH_10M=1.
+func randomResetCounts() []int {
+	ns := []int{1_000, 1_000_000}
+	if os.Getenv("TIMINGWHEEL_BENCH_10M") == "1" {
+		ns = append(ns, 10_000_000)
+	}
+	return ns
+}
+
+// benchmarkResetRandom resets a timer picked at random among n pending to a
+// random duration in the population's range, so that timers move between
+// buckets of every size, as a server's idle timeouts do when every
+// connection is read from now and then. Besides ns/op and B/op it reports
+// what the garbage collector costs: "gc-ns/op", its CPU during the
+// operations (the cycles their allocations start), from runtime/metrics'
+// /cpu/classes/gc/total:cpu-seconds, and "gc-cpu-ms/cycle", the process's
+// CPU time (getrusage, so that time the process waits for a core on a
+// loaded machine is not counted) over a full cycle (runtime.GC, while
+// nothing else runs) with the n timers pending, which grows with what the
+// collector must mark: the mean of three.
+func benchmarkResetRandom(b *testing.B) {
+	for _, n := range randomResetCounts() {
+		for _, im := range impls {
+			b.Run(fmt.Sprintf("pending=%d/impl=%s", n, im.name), func(b *testing.B) {
+				sub := im.setup(b)
+				defer sub.done()
+				ts := make([]stopper, n)
+				stopAll := fillInto(b, sub.afterFunc, ts)
+				defer stopAll() // checks that every timer is still pending
+				r := rand.New(rand.NewPCG(2, 3))
+				ds := make([]time.Duration, 1024)
+				for i := range ds {
+					ds[i] = spread(r)
+				}
+				// pick is a linear congruential generator: a few
+				// nanoseconds, the same for both implementations.
+				x := uint64(n)
+				pick := func() stopper {
+					x = x*6364136223846793005 + 1442695040888963407
+					return ts[(x>>32)*uint64(n)>>32]
+				}
+				reset := func(i int) {
+					if !pick().Reset(ds[i&1023]) {
+						b.Fatal("Reset of a pending timer returned false")
+					}
+				}
+				// Let the buckets reach the sizes random Resets keep
+				// them at, so that their growth from the fill's is not
+				// billed to the operations measured.
+				for i := range 1 << 20 {
+					reset(i)
+				}
+				runtime.GC()
+				gc := gcCPU()
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					reset(i)
+				}
+				b.StopTimer()
+				b.ReportMetric(float64(gcCPU()-gc)/float64(b.N), "gc-ns/op")
+				if cpu := processCPU(); cpu >= 0 {
+					const cycles = 3
+					for range cycles {
+						runtime.GC()
+					}
+					b.ReportMetric(float64(processCPU()-cpu)/cycles/1e6, "gc-cpu-ms/cycle")
+				}
+				runtime.KeepAlive(ts)
+			})
+		}
+	}
+}
+
+// gcCPU returns the CPU time the garbage collector has spent so far, in
+// nanoseconds, as the runtime estimates it (updated at the end of a cycle).
+func gcCPU() int64 {
+	s := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindFloat64 {
+		panic("runtime/metrics: /cpu/classes/gc/total:cpu-seconds is not supported")
+	}
+	return int64(s[0].Value.Float64() * 1e9)
 }
 
 // BenchmarkHeapPerTimer reports the live heap each pending timer costs

@@ -5,33 +5,17 @@ import "github.com/go-timingwheel/timingwheel/delayqueue"
 // noExpiration marks a bucket that is not in the delay queue.
 const noExpiration = -1
 
-// releaseCap is the capacity above which a bucket's slice is given back once
-// it is three quarters empty (and when it empties, to its shard's spare or to
-// the collector), so that a burst does not leave memory behind, while buckets
-// of ordinary size keep their arrays from one rotation to the next. At 256
-// pointers (2 KiB) the copy that shrinking costs is below the noise of the
-// AfterFunc+Stop benchmark at 1M pending, where buckets hold about 2000
-// timers each.
-//
-// A bigger array emptied by a flush goes to the shard's spare (see
-// shard.spare), because a flush often re-arms what it empties: 1000 Tickers
-// of one period move from one bucket to another at every tick, and without
-// the spare the emptied bucket gave its array back while the next one regrew
-// it, 17.5 KiB in 11 allocations per wheel tick; with it, none
-// (BenchmarkTickerTick, 1000 tickers of 1 ms, n=6; its time per tick, like
-// AfterFunc+Stop's at 1M pending, did not change beyond the noise of a loaded
-// 2-core machine, ±60% or more).
-const releaseCap = 256
-
 // A bucket is one slot of one level of a shard: the timers due in the slot's
 // range, and the tick at which the bucket is due. All fields are protected by
 // its shard's mu.
 //
-// The timers are kept in a slice, each timer knowing its position, rather
+// The timers are kept in arrays, each timer knowing its position, rather
 // than in a linked list: removal is a swap with the last, and a Timer holds no
 // pointer to another Timer. That matters to the garbage collector, which finds
-// a million pending timers from a few slices at once and marks them in
-// parallel, where it would follow a list one cache miss at a time.
+// a million pending timers from a few arrays at once and marks them in
+// parallel, where it would follow a list one cache miss at a time. The arrays
+// are blocks of fixed size (see block.go), so that a bucket of a million
+// timers never copies them to grow or shrink.
 //
 // A bucket is in the delay queue exactly when expiration != noExpiration,
 // unless it is vacant (below): it is offered when its expiration changes
@@ -56,9 +40,12 @@ const releaseCap = 256
 // vacant buckets as others (see shard.vacant), so they hold memory in
 // proportion to the pending timers.
 type bucket struct {
-	// timers[taken:] are the bucket's timers; timers[:taken] were taken out
-	// by the flush in progress, oldest first (taken is 0 between flushes).
-	timers []*Timer
+	// blocks holds the bucket's timers at the indices [taken, end()),
+	// blockSize to a block (see block.go); those before taken were taken
+	// out by the flush in progress, oldest first (taken is 0 between
+	// flushes), and the blocks they filled are nil. Every block but the
+	// last is full; the last is empty only when the bucket is.
+	blocks [][]*Timer
 	taken  uint32 // as Timer.slot: a bucket holds fewer than 2^32 timers
 	// vacant is b's position in its shard's vacant list plus one, 0 when b
 	// is not vacant.
@@ -82,7 +69,7 @@ func (b *bucket) level() int { return int(b.place / MaxWheelSize) }
 // index returns the index of b's slot in its level.
 func (b *bucket) index() int { return int(b.place % MaxWheelSize) }
 
-func (b *bucket) empty() bool { return int(b.taken) == len(b.timers) }
+func (b *bucket) empty() bool { return int(b.taken) == b.end() }
 
 // holds reports whether a timer of b, due at the tick old, may stay in b
 // when Reset moves it to the tick due: b's flush then re-inserts it by due,
@@ -111,11 +98,14 @@ func (b *bucket) files(due int64) bool {
 
 // push adds t, which must not be in any bucket.
 func (b *bucket) push(t *Timer) {
-	if len(b.timers) == cap(b.timers) {
+	k := len(b.blocks)
+	if k == 0 || len(b.blocks[k-1]) == cap(b.blocks[k-1]) {
 		b.grow()
+		k = len(b.blocks)
 	}
-	t.bucket, t.slot = b, uint32(len(b.timers))
-	b.timers = append(b.timers, t)
+	last := &b.blocks[k-1]
+	t.bucket, t.slot = b, uint32((k-1)<<blockBits+len(*last))
+	*last = append(*last, t)
 	b.noteDue(t.due)
 }
 
@@ -123,12 +113,20 @@ func (b *bucket) push(t *Timer) {
 // empty. Nothing is added to a bucket while it is being flushed (see
 // shard.flush), so taking from the front keeps the slots of the others valid.
 func (b *bucket) take() *Timer {
-	t := b.timers[b.taken]
-	b.timers[b.taken] = nil
+	i := b.taken
+	c := b.blocks[i>>blockBits]
+	t := c[i&blockMask]
+	c[i&blockMask] = nil
 	b.taken++
 	t.bucket = nil
 	if b.empty() {
 		b.reset()
+	} else if b.taken&blockMask == 0 && i>>blockBits > 0 {
+		// A block past the first is all taken: back to the pool now, for
+		// the bucket the flush is filling (the first stays for b's next
+		// rotation; see resetBlocks).
+		b.shard.freeBlock(c)
+		b.blocks[i>>blockBits] = nil
 	}
 	return t
 }
@@ -140,13 +138,14 @@ func (t *Timer) unlink() {
 	if b == nil {
 		return
 	}
-	end := len(b.timers) - 1
-	if int(t.slot) != end {
-		moved := b.timers[end]
-		b.timers[t.slot], moved.slot = moved, t.slot
+	k := len(b.blocks) - 1
+	last := b.blocks[k]
+	end := len(last) - 1
+	if moved := last[end]; moved != t {
+		b.blocks[t.slot>>blockBits][t.slot&blockMask], moved.slot = moved, t.slot
 	}
-	b.timers[end] = nil
-	b.timers = b.timers[:end]
+	last[end] = nil
+	b.blocks[k] = last[:end]
 	t.bucket = nil
 	switch {
 	case b.empty():
@@ -154,14 +153,8 @@ func (t *Timer) unlink() {
 		if b.expiration != noExpiration {
 			b.retire() // one being flushed is released by its flush
 		}
-	case b.taken == 0 && cap(b.timers) > releaseCap && len(b.timers) < cap(b.timers)/4:
-		// Shrink to twice what is left; positions, and so slots, stay. The
-		// old array, cleared, is offered to the spare, which checks its bound
-		// now that many timers were stopped.
-		old := b.timers
-		b.timers = append(make([]*Timer, 0, 2*len(old)), old...)
-		clear(old)
-		b.shard.offerSpare(old[:0])
+	case end == 0:
+		b.dropLastBlock() // not the first: b is not empty
 	}
 	if !b.empty() && b.nearExpiration(t.due) {
 		b.retarget()
@@ -189,7 +182,7 @@ const retargetMax = 128
 // its expiration) and holds at most retargetMax timers; if they are all due
 // after b's slot, it files them elsewhere and releases b.
 func (b *bucket) retarget() {
-	n := len(b.timers) - int(b.taken)
+	n := b.end() - int(b.taken)
 	if b.level() == 0 || b.expiration == noExpiration || n == 0 || n > retargetMax {
 		return
 	}
@@ -237,12 +230,13 @@ func (b *bucket) nearExpiration(due int64) bool {
 // for, and releases b. Callers hold the shard's mu.
 func (b *bucket) refile() {
 	s := b.shard
-	for i, t := range b.timers { // taken is 0: b is queued, not being flushed
-		b.timers[i] = nil
-		t.bucket = nil
-		s.insertLocked(t) // not due: its due tick is past b's slot
+	for _, c := range b.blocks { // taken is 0: b is queued, not being flushed
+		for i, t := range c {
+			c[i] = nil
+			t.bucket = nil
+			s.insertLocked(t) // not due: its due tick is past b's slot
+		}
 	}
-	b.timers = b.timers[:0]
 	b.reset()
 	b.withdraw()
 }
@@ -255,8 +249,11 @@ func (b *bucket) refile() {
 func (b *bucket) retire() {
 	s := b.shard
 	w := s.wheel
-	if cap(b.timers) > vacantCap {
-		b.timers = nil
+	if cap(b.blocks) > 1 || len(b.blocks) == 1 && cap(b.blocks[0]) > vacantCap {
+		if len(b.blocks) > 0 {
+			s.freeBlock(b.blocks[0])
+		}
+		b.blocks = nil
 	}
 	// At the head the alarm may be set for b already. An exact alarm is
 	// moved on by Remove; an early one would stay (see delayqueue's
@@ -274,7 +271,7 @@ func (b *bucket) retire() {
 
 // vacantCap bounds the array a vacant bucket keeps for the timer that may
 // land in it again: 8 pointers (64 B), so that a vacant bucket holds at most
-// 128 B.
+// 152 B (with its table of one block, 24 B).
 const vacantCap = 8
 
 // withdraw takes b, emptied before it is due and queued or vacant, out of
@@ -307,59 +304,19 @@ func (s *shard) unlistVacant(b *bucket) {
 	}
 }
 
-// grow moves b's timers, which fill their array, into the shard's spare if
-// that is bigger; otherwise append grows the array. The spare goes to the
-// first bucket that must grow, which in the load it is kept for is the bucket
-// the flush is filling; a bucket of a few timers that takes it instead gives
-// it back when it empties or Stops shrink it.
-func (b *bucket) grow() {
-	s := b.shard
-	if cap(s.spare) > len(b.timers) {
-		b.timers = append(s.spare, b.timers...) // positions, and so slots, stay
-		s.spare = nil
-	}
-}
-
-// reset readies an emptied bucket's storage for its next rotation: an array
-// of up to releaseCap stays with the bucket, a bigger one is offered to the
-// shard's spare.
+// reset readies an emptied bucket for its next rotation.
 func (b *bucket) reset() {
 	b.taken = 0
 	b.near = nil
-	if cap(b.timers) > releaseCap {
-		b.shard.offerSpare(b.timers[:0])
-		b.timers = nil
-	} else {
-		b.timers = b.timers[:0]
-		b.shard.trimSpare()
-	}
-}
-
-// offerSpare keeps a, an emptied and cleared array bigger than releaseCap,
-// as the shard's spare if it is bigger than the spare and within its bound.
-func (s *shard) offerSpare(a []*Timer) {
-	if cap(a) > cap(s.spare) {
-		s.spare = a
-	}
-	s.trimSpare()
-}
-
-// trimSpare drops the spare if it is over its bound: twice the shard's
-// pending timers, so that what the spare holds stays proportional to what is
-// pending, at most 16 bytes per pending timer. It is checked whenever a
-// bucket empties (a flush, or Stops) and whenever Stops shrink one, so a
-// spare kept for a million tickers goes when they are stopped.
-func (s *shard) trimSpare() {
-	if cap(s.spare) > 2*s.counters.pending {
-		s.spare = nil
-	}
+	b.resetBlocks()
+	b.shard.trimBlocks()
 }
 
 // detachAll takes every timer out of b and releases b's storage.
 func (b *bucket) detachAll() {
-	for _, t := range b.timers[b.taken:] {
+	for t := range b.all {
 		t.bucket = nil
 	}
-	b.timers, b.taken, b.near = nil, 0, nil
+	b.blocks, b.taken, b.near = nil, 0, nil
 	b.expiration = noExpiration
 }

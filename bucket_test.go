@@ -7,14 +7,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// retainedCap is the room for timers a shard holds: the arrays of its
-// buckets, its free buckets' and its spare.
+// retainedCap is the room for timers a shard holds: the blocks of its
+// buckets, its free buckets' and its pool's.
 func retainedCap(s *shard) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := cap(s.spare)
+	n := len(s.freeBlocks) * blockSize
 	for _, b := range s.free {
-		n += cap(b.timers)
+		n += blocksCap(b)
 	}
 	for _, lv := range s.levels {
 		for _, p := range lv.pages {
@@ -23,10 +23,18 @@ func retainedCap(s *shard) int {
 			}
 			for _, b := range p.buckets {
 				if b != nil {
-					n += cap(b.timers)
+					n += blocksCap(b)
 				}
 			}
 		}
+	}
+	return n
+}
+
+func blocksCap(b *bucket) int {
+	n := 0
+	for _, c := range b.blocks {
+		n += cap(c)
 	}
 	return n
 }
@@ -61,14 +69,14 @@ func bucketTickers(t testing.TB, n int, period time.Duration) func() {
 // TestTickersInOneBucketDoNotChurn specifies that a flush that re-arms many
 // timers into one bucket reuses memory: 1000 tickers of one period share a
 // bucket, and each wheel tick moves them all to the bucket of their next
-// tick without an allocation. (Before the shard's spare array, the emptied
+// tick without an allocation. (Before the shard kept a spare array, the emptied
 // bucket gave its array back and the next one regrew it: 17.5 KiB in 11
 // allocations per wheel tick, BenchmarkTickerTick.)
 func TestTickersInOneBucketDoNotChurn(t *testing.T) {
 	for _, period := range []time.Duration{time.Millisecond, 7 * time.Millisecond} {
 		t.Run(period.String(), func(t *testing.T) {
 			tick := bucketTickers(t, 1000, period)
-			tick() // the first flush leaves the spare
+			tick() // the first flush leaves blocks in the pool
 			if allocs := testing.AllocsPerRun(20, tick); allocs != 0 {
 				t.Fatalf("%v allocations per wheel tick, want 0", allocs)
 			}
@@ -79,13 +87,13 @@ func TestTickersInOneBucketDoNotChurn(t *testing.T) {
 // TestBucketMemoryFollowsPending specifies the other side: what a shard
 // keeps for its buckets stays proportional to its pending timers. A bucket
 // that held many timers keeps no big array once they fired, nor once all but
-// one were stopped, and the spare kept for timers re-armed is at most twice
-// what is pending.
+// one were stopped, and the blocks kept for timers re-armed are at most one
+// slot per pending timer.
 func TestBucketMemoryFollowsPending(t *testing.T) {
 	const n = 1 << 15
 	// What a shard may keep whatever it held: its free buckets' arrays and a
 	// few buckets of the levels in use.
-	small := (freeBuckets + 8) * releaseCap
+	small := (freeBuckets + 8) * blockSize
 
 	t.Run("fired", func(t *testing.T) {
 		tw, clock := newManualWheel(t, time.Millisecond, DefaultWheelSize)
@@ -117,8 +125,8 @@ func TestBucketMemoryFollowsPending(t *testing.T) {
 			tw.step()
 		}
 		require.Equal(t, uint64(2*n), tw.Stats().Fired)
-		// The bucket of the next tick and the spare, each at most twice n.
-		require.Greater(t, cap(s.spare), releaseCap, "no spare kept")
+		// The bucket of the next tick, and the pool, at most n.
+		require.NotEmpty(t, s.freeBlocks, "no block kept for the next flush")
 		require.LessOrEqual(t, retainedCap(s), 4*n+small)
 		for _, tm := range ts[1:] {
 			tm.Stop()

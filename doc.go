@@ -29,9 +29,10 @@
 // fires, not once more per level to cascade it first. A bucket that all its
 // timers leave before it is due (Stop, Reset, a cancelled context) is left
 // vacant in the delay queue, which asks about each new head before arming
-// the alarm and drops a vacant one, or taken out at once if it is the head
-// already; so no alarm is set for stopped timers, and since a shard keeps no more
-// vacant buckets than others, they hold memory in proportion to the
+// the alarm and drops a vacant one; at the head already, it is taken out
+// at once on an exact alarm and left to the ring an early alarm was set
+// for (below); so no alarm is set for stopped timers, and since a shard
+// keeps no more vacant buckets than others, they hold memory in proportion to the
 // pending timers (a shard keeps one spare page of buckets besides). A
 // small bucket whose earliest timer leaves moves its expiration on to the
 // next. Moving the earliest expiration earlier moves the poller's alarm
@@ -39,8 +40,8 @@
 // never moves later, so when the head leaves or moves later it may ring once
 // to find nothing due, and is then set at the head (delayqueue's lazy.go);
 // on any other clock, a FakeClock included, it stays exactly at the head, so
-// no goroutine wakes for an empty tick. A bucket keeps its timers in a slice,
-// each timer knowing its slot, so arming and stopping are O(1), a Timer is
+// no goroutine wakes for an empty tick. A bucket keeps its timers in blocks
+// of 64 pointers, each timer knowing its slot, so arming and stopping are O(1), a Timer is
 // the only allocation of an AfterFunc (48 bytes), and no Timer points to
 // another, which keeps the garbage collector's marking of a million pending
 // timers parallel. Time is integer ticks on the monotonic clock.
@@ -134,7 +135,7 @@
 //     returns; callbacks already started on their own goroutines are not
 //     waited for. Adds after it neither block nor fire.
 //   - Adds hold their shard's lock for an amortized constant amount of work
-//     (an append to a bucket's slice). They never wait for the poller as
+//     (an append to a bucket's block). They never wait for the poller as
 //     such, but may wait for its hold of a shard's lock, at most 256 timers
 //     (about 6 µs); a ScheduleFunc also waits for the Next calls of other
 //     schedules, which all run under the first shard's lock. A caller that

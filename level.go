@@ -26,11 +26,11 @@ type page struct {
 	live    int // buckets allocated in this page
 }
 
-// freeBuckets is how many released buckets a shard keeps, with their slices
-// (at most releaseCap pointers each), for the next rotation: enough for the
-// level-0 buckets a steady load cycles through in a few ticks, so that a
-// bucket and its slice are not reallocated every tick, and at most 34 KiB a
-// shard.
+// freeBuckets is how many released buckets a shard keeps, with their first
+// blocks (at most blockSize pointers each) and block tables (see
+// keptBlockTable), for the next rotation: enough for the level-0 buckets a
+// steady load cycles through in a few ticks, so that a bucket and its block
+// are not reallocated every tick, and at most 21 KiB a shard.
 const freeBuckets = 16
 
 // keptTable is the largest page table (in pages) a level keeps when it

@@ -59,17 +59,16 @@ func (b *bucket) earliest() int64 {
 // scan finds b's earliest timers, remembers up to nearestMax of them, and
 // returns the earliest due tick (never for none).
 func (b *bucket) scan() int64 {
-	ts := b.timers[b.taken:]
 	n := b.near
 	if n == nil {
 		n = &nearest{}
 		b.near = n
 	}
-	if k := min(len(ts), nearestMax); cap(n.entries) < k {
+	if k := min(b.end()-int(b.taken), nearestMax); cap(n.entries) < k {
 		n.entries = make([]nearTimer, 0, k)
 	}
 	es := n.entries[:0]
-	for _, t := range ts {
+	for t := range b.all {
 		if len(es) == cap(es) {
 			if t.due >= es[len(es)-1].due {
 				continue

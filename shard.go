@@ -50,13 +50,13 @@ type shard struct {
 	// freePage is a released page kept for the next one a level needs
 	// (see release), or nil.
 	freePage *page
-	// spare is an empty array of more than releaseCap timers, kept from the
-	// last big bucket that emptied, for the next bucket that must grow past
-	// its array (see bucket.grow and releaseCap): a flush that re-arms the
-	// timers it takes out, as Tickers are, fills another bucket as big as
-	// the one it empties. Its capacity is at most twice counters.pending
-	// when last checked (see trimSpare); nil when there is none.
-	spare []*Timer
+	// freeBlocks are empty blocks that buckets gave back, for the next
+	// bucket that must grow past its first (see block.go): a flush that
+	// re-arms the timers it takes out, as Tickers are, fills another bucket
+	// as big as the one it empties, and Resets move timers from bucket to
+	// bucket. At most one slot per pending timer when last checked (see
+	// trimBlocks).
+	freeBlocks []*block
 	// buckets counts the shard's buckets (those in its levels' pages), and
 	// vacant lists the vacant ones (see bucket), at most half of them: so
 	// vacant buckets are at most as many as the others, each of which holds
@@ -339,7 +339,7 @@ func (s *shard) stop() {
 			}
 		}
 	}
-	s.levels, s.free, s.spare, s.freePage = nil, nil, nil, nil
+	s.levels, s.free, s.freeBlocks, s.freePage = nil, nil, nil, nil
 	s.buckets, s.vacant = 0, nil
 }
 

@@ -22,7 +22,7 @@ type Timer struct {
 	// non-capturing f.
 	owner *owner
 	f     func()
-	// bucket holds the timer at bucket.timers[slot]; it is nil when the timer
+	// bucket holds the timer at index slot (see block.go); it is nil when the timer
 	// is in none: not yet started, fired, stopped, dropped by a stopped
 	// wheel, or due never.
 	bucket *bucket
