@@ -100,9 +100,12 @@ step "$out/scaling.txt" -- $bin/core.test -test.run '^$' -test.bench '^Benchmark
 
 # 9b: every operation × pending × horizon, wheel beside runtime, in its
 # own script (also run alone): it writes docs/bench/matrix*.txt and .csv.
-commands+=("${BENCH_QUICK:+BENCH_QUICK=1 }./matrix.sh")
-echo "+ ./matrix.sh" >&2
-./matrix.sh || failures+=("${commands[-1]}")
+# BENCH_SKIP_MATRIX=1 keeps the matrix a separate ./matrix.sh run wrote.
+if [[ -z "${BENCH_SKIP_MATRIX:-}" ]]; then
+	commands+=("${BENCH_QUICK:+BENCH_QUICK=1 }./matrix.sh")
+	echo "+ ./matrix.sh" >&2
+	./matrix.sh || failures+=("${commands[-1]}")
+fi
 
 # 4: firing accuracy, idle and with every core busy.
 for load in "" -busy; do

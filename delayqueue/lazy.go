@@ -35,9 +35,9 @@ import "time"
 // timer of that heap was modified since the heap was last adjusted (Go's
 // runtime/time.go: maybeAdd, modify, wakeNetPoller). A queue whose head is
 // the value being offered and removed — a timer alone on its wheel, a
-// context on an idle wheel — paid that on every call, 7× the runtime's cost
-// for a lone Reset; an early alarm pays one ring per horizon instead. The
-// measurements are in docs/design/alarm.md.
+// context on an idle wheel — paid that on every call (a lone Reset to later
+// at 6–8× the runtime's cost); an early alarm pays one ring per horizon
+// instead. The measurements are in docs/design/alarm.md.
 //
 // Other clocks keep the alarm exactly at the head, so that tests can count
 // wake-ups on a FakeClock; the rule above is tested there by setting early.
