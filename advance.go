@@ -219,9 +219,13 @@ func (tw *TimingWheel) take(now time.Duration) (*bucket, bool) {
 		b, ok := tw.queue.PollDueIf(now, func(b *bucket) bool { return b == h })
 		if ok {
 			// Out of the queue for good: a Stop that empties it now
-			// leaves it to its flush (see unlink).
+			// leaves it to its flush (see unlink). A vacant bucket, taken
+			// at the head where an early alarm leaves one (see retire),
+			// leaves the vacant list too: it is the flush's to release,
+			// not release's to withdraw.
 			s.currentTick = max(s.currentTick, b.expiration)
 			b.expiration = noExpiration
+			s.unlistVacant(b)
 		}
 		s.unlock()
 		if ok {

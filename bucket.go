@@ -96,6 +96,24 @@ func (b *bucket) files(due int64) bool {
 		b.shard.placeOf(due) == b.place
 }
 
+// earlyExpiration returns the expiration b, queued, takes when a timer of
+// b is moved earlier than b expires, to the tick due in b's slot (see
+// files): due itself, or, when due is less than an eighth of its ticks to
+// go before the expiration, that eighth earlier, no earlier than b's slot
+// starts. So a deadline tightened a little, again and again, moves its
+// bucket once in the delay queue, as it moves the alarm once (see
+// delayqueue's lazy.go), and the bucket is flushed early at most once, at
+// most an eighth of its time early: the flush files the timer by its due
+// tick.
+func (b *bucket) earlyExpiration(due int64) int64 {
+	m := (due - b.shard.currentTick) >> 3
+	if b.expiration-due > m {
+		return due
+	}
+	shift := uint(b.level()) * b.shard.wheel.bits
+	return max(due-m, due>>shift<<shift)
+}
+
 // push adds t, which must not be in any bucket.
 func (b *bucket) push(t *Timer) {
 	k := len(b.blocks)

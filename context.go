@@ -34,6 +34,10 @@ type timeoutCtx struct {
 	done     chan struct{}             // made by Done; closedchan if done first
 	result   atomic.Pointer[ctxResult] // nil until done, then never changed
 	extra    *ctxExtra                 // what few contexts need; nil for most
+	// stopParent releases the registration with a parent that can be done
+	// (see watch): most contexts have one, so it is kept here, not in extra,
+	// which would be one more allocation for them.
+	stopParent func() bool
 }
 
 // ctxExtra holds what only some contexts need, so that the common one, a
@@ -43,7 +47,6 @@ type ctxExtra struct {
 	deadline    time.Time // WithDeadline: the caller's time, returned as given
 	hasDeadline bool
 	hooks       map[*ctxHook]struct{} // AfterFunc and wheel children, until done
-	stopParent  func() bool           // releases the registration with the parent
 }
 
 // A ctxHook is a function to call once the context is done, on the
@@ -264,7 +267,7 @@ func (c *timeoutCtx) watch(parent context.Context) {
 		stop() // c was done meanwhile: nothing to watch for any more
 		return
 	}
-	c.extraLocked().stopParent = stop
+	c.stopParent = stop
 	s.unlock()
 }
 
@@ -339,10 +342,11 @@ func (c *timeoutCtx) finish(s *shard, r *ctxResult) {
 		close(c.done)
 	}
 	var hooks map[*ctxHook]struct{}
-	var stop func() bool
+	stop := c.stopParent
+	c.stopParent = nil
 	if x := c.extra; x != nil {
-		hooks, stop = x.hooks, x.stopParent
-		x.hooks, x.stopParent = nil, nil
+		hooks = x.hooks
+		x.hooks = nil
 	}
 	s.unlock()
 	for h := range hooks {

@@ -262,8 +262,8 @@ func (t *Timer) resetAt(d, now time.Duration) bool {
 		b.noteDue(due)
 		switch {
 		case due < b.expiration: // files: the bucket comes earlier with it
-			b.expiration = due
-			tw.queue.Offer(b, tw.startOf(due))
+			b.expiration = b.earlyExpiration(due)
+			tw.queue.Offer(b, tw.startOf(b.expiration))
 		case due > old && b.nearExpiration(old) && !b.nearExpiration(due):
 			b.retarget()
 		}
