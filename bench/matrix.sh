@@ -9,8 +9,7 @@
 #                   turns into the matrix table of docs/BENCHMARKS.md
 #
 #   ./matrix.sh                 full run: pending 0, 1, 1k, 1M, 6 rounds of
-#                               100 ms a cell (about 12 minutes on 2 cores,
-#                               estimated from the quick run: not yet run)
+#                               100 ms a cell (15 minutes on 2 cores)
 #   BENCH_QUICK=1 ./matrix.sh   quick run: pending 0 and 1k, 6 rounds of
 #                               20 ms a cell (2.6 minutes on 2 cores under a
 #                               load of 11)

@@ -2,8 +2,8 @@
 # Runs every comparison and regenerates docs/BENCHMARKS.md, its plots and
 # the raw outputs under docs/bench/.
 #
-#   ./run.sh                 full run (about 39 minutes on 2 cores, and the
-#                            matrix's 12, estimated: see matrix.sh)
+#   ./run.sh                 full run (51 minutes on 2 cores at b579567, the
+#                            matrix's 15 included)
 #   BENCH_QUICK=1 ./run.sh   quick run (under 5 minutes on 2 cores, and the
 #                            matrix's 3)
 #
