@@ -2,7 +2,6 @@ package timingwheel
 
 import (
 	"math/rand/v2"
-	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -55,25 +54,28 @@ func TestResetEarlierStaysInItsBucket(t *testing.T) {
 // TestEarlyAlarmTakesAVacantHead: on the System clock, where the alarm is
 // early (see delayqueue's lazy.go), a timer stopped at the head of the
 // queue leaves its bucket queued, vacant, rather than taking it out under
-// the queue's lock; the ring the alarm was set for takes and releases it,
-// and nothing fires.
+// the queue's lock; the advance that finds it due (the ring the alarm was
+// set for, driven here by step) takes and releases it, and nothing fires.
+// No poller runs, so the Stop cannot race a ring however slow the machine.
 func TestEarlyAlarmTakesAVacantHead(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // one P: every timer in its shard
-	tw, err := New(time.Millisecond, 64)
+	tw, err := newManual(time.Millisecond, 64) // the System clock: an early alarm
 	require.NoError(t, err)
 	defer tw.Stop()
+	oneShard(tw) // every timer in one shard, so that it may keep one vacant
 	require.True(t, tw.queue.Early())
-	for range 3 { // other buckets in the shard, so that it may keep one vacant
+	for range 3 {
 		defer tw.AfterFunc(time.Hour+time.Duration(rand.IntN(1000))*time.Second, noop).Stop()
 	}
 	later := tw.queue.Next()
-	tm := tw.AfterFunc(50*time.Millisecond, func() { panic("a stopped timer fired") })
+	tm := tw.AfterFunc(2*time.Millisecond, func() { panic("a stopped timer fired") })
 	head := tw.queue.Next()
 	require.Less(t, head, later)
 	require.True(t, tm.Stop())
 	require.Equal(t, head, tw.queue.Next(), "the stopped timer's bucket left the queue")
-	require.Eventually(t, func() bool { return tw.queue.Next() > head }, 30*time.Second, time.Millisecond,
-		"the vacant bucket was not taken")
+	require.Eventually(t, func() bool { return tw.queue.Now() >= head }, 30*time.Second, time.Millisecond)
+	tw.step()
+	require.Equal(t, later, tw.queue.Next(), "the vacant bucket was not taken")
+	require.Zero(t, vacantCount(t, tw))
 	require.Equal(t, 3, tw.Len())
 	require.Zero(t, tw.Stats().Fired)
 }

@@ -172,55 +172,49 @@ func (s *shard) insertLocked(t *Timer) bool {
 		return true // pending, in no bucket
 	}
 	w := s.wheel
-	for l := 0; ; l++ {
-		shift := uint(l) * w.bits
-		slot := due >> shift
-		if slot-(now>>shift) >= w.size {
-			continue // too far ahead for this level: overflow to the next
-		}
-		b := s.bucketAt(l, slot&(w.size-1))
-		b.push(t)
-		if b.vacant != 0 {
-			// Vacant (see retire): in this rotation of its slot if the
-			// queue still holds it (the current slot never passes a
-			// queued bucket); if the queue dropped it (expiration
-			// noExpiration), maybe an earlier one, which does not matter
-			// to an empty bucket. Take it back at its timer's tick, as
-			// queued when that is where it is: so a timer alone in its
-			// bucket, armed and stopped in turn, takes the queue's lock
-			// neither to arm nor to stop.
-			s.unlistVacant(b)
-			if due != b.expiration {
-				b.expiration = due
-				w.queue.Offer(b, w.startOf(due)) // moves it, or queues it again
-			}
-			return true
-		}
-		// A bucket expires at the earliest due tick of the timers put in
-		// it, not at the start of its slot as in Kafka: so the poller wakes
-		// for a bucket of a coarse level when its first timer is due, fires
-		// it and cascades the others in the same wake-up, rather than
-		// waking once to cascade and again to fire. (On level 0 the two are
-		// the same tick.) A timer stopped later leaves the expiration where
-		// it was: early, never late.
-		//
-		// A bucket that is not queued is offered; a queued one only moves
-		// earlier. A queued bucket is never shared by two rotations of its
-		// slot: its slot is never behind the current one (the current tick
-		// never passes a queued bucket's expiration, which is in its slot),
-		// and the slots a new timer can land in (current+1 to
-		// current+wheelSize-1) never share its index.
-		if b.expiration == noExpiration || due < b.expiration {
+	place := s.placeOf(due)
+	b := s.bucketAt(int(place/MaxWheelSize), int64(place%MaxWheelSize))
+	b.push(t)
+	if b.vacant != 0 {
+		// Vacant (see retire): in this rotation of its slot if the
+		// queue still holds it (the current slot never passes a
+		// queued bucket); if the queue dropped it (expiration
+		// noExpiration), maybe an earlier one, which does not matter
+		// to an empty bucket. Take it back at its timer's tick, as
+		// queued when that is where it is: so a timer alone in its
+		// bucket, armed and stopped in turn, takes the queue's lock
+		// neither to arm nor to stop.
+		s.unlistVacant(b)
+		if due != b.expiration {
 			b.expiration = due
-			w.queue.Offer(b, w.startOf(due))
+			w.queue.Offer(b, w.startOf(due)) // moves it, or queues it again
 		}
 		return true
 	}
+	// A bucket expires at the earliest due tick of the timers put in
+	// it, not at the start of its slot as in Kafka: so the poller wakes
+	// for a bucket of a coarse level when its first timer is due, fires
+	// it and cascades the others in the same wake-up, rather than
+	// waking once to cascade and again to fire. (On level 0 the two are
+	// the same tick.) A timer stopped later leaves the expiration where
+	// it was: early, never late.
+	//
+	// A bucket that is not queued is offered; a queued one only moves
+	// earlier. A queued bucket is never shared by two rotations of its
+	// slot: its slot is never behind the current one (the current tick
+	// never passes a queued bucket's expiration, which is in its slot),
+	// and the slots a new timer can land in (current+1 to
+	// current+wheelSize-1) never share its index.
+	if b.expiration == noExpiration || due < b.expiration {
+		b.expiration = due
+		w.queue.Offer(b, w.startOf(due))
+	}
+	return true
 }
 
-// placeOf returns the place (see bucket.place) of the bucket insertLocked
-// files a timer due at the tick due into: due must be after currentTick and
-// not never.
+// placeOf returns the place (see bucket.place) of the bucket a timer due at
+// the tick due is filed into: the finest level whose range holds due (see
+// insertLocked). due must be after currentTick and not never.
 func (s *shard) placeOf(due int64) uint32 {
 	w, now := s.wheel, s.currentTick
 	for l := 0; ; l++ {

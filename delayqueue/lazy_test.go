@@ -145,10 +145,12 @@ func TestRingingEarlyAlarmNeverEarly(t *testing.T) {
 		q.Rearm()
 	}))
 	defer q.Clear()
+	// gone is removed well before it is due (a stall of 100 ms between two
+	// calls would let a ring take it, and count a third wake-up).
 	gone := &lazyValue{}
-	q.Offer(gone, q.Now()+10*time.Millisecond)
+	q.Offer(gone, q.Now()+100*time.Millisecond)
 	q.Remove(gone)
-	at := q.Now() + 50*time.Millisecond
+	at := q.Now() + 300*time.Millisecond
 	x := &lazyValue{id: int(at)} // carries its expiration
 	q.Offer(x, at)
 	select {
