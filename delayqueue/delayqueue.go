@@ -210,6 +210,9 @@ func (q *DelayQueue[T]) PollDueIf(now time.Duration, is func(T) bool) (v T, ok b
 	}
 	q.pq.Pop()
 	q.headChangedLocked(q.drop)
+	if q.early {
+		q.tookLocked()
+	}
 	return head.value, true
 }
 
@@ -303,15 +306,10 @@ func (q *DelayQueue[T]) SetGrace(g time.Duration) {
 }
 
 // rearmLocked moves the alarm to the head's expiration plus the grace, or
-// disarms it for an empty queue, touching the alarm only if that changes it.
+// disarms it for an empty queue, touching the alarm only if that changes it;
+// an early alarm only moves earlier (see lazy.go).
 func (q *DelayQueue[T]) rearmLocked() {
-	want := Never
-	if h, ok := q.pq.Peek(); ok {
-		want = h.expiration
-		if g := time.Duration(q.grace.Load()); want < Never-g {
-			want += g
-		}
-	}
+	want := q.wantLocked()
 	if want == q.armedAt {
 		return
 	}
@@ -321,6 +319,25 @@ func (q *DelayQueue[T]) rearmLocked() {
 		}
 		want = q.marginLocked(want)
 	}
+	q.setLocked(want)
+}
+
+// wantLocked is where an exact alarm is set: the head's expiration plus the
+// grace, or Never for an empty queue.
+func (q *DelayQueue[T]) wantLocked() time.Duration {
+	h, ok := q.pq.Peek()
+	if !ok {
+		return Never
+	}
+	want := h.expiration
+	if g := time.Duration(q.grace.Load()); want < Never-g {
+		want += g
+	}
+	return want
+}
+
+// setLocked sets the alarm at want, or disarms it for Never.
+func (q *DelayQueue[T]) setLocked(want time.Duration) {
 	if want == Never {
 		q.alarm.Stop()
 	} else {

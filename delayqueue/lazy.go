@@ -21,9 +21,15 @@ import "time"
 //     sets the alarm that eighth earlier than the head, so that the next
 //     such moves find it early already; one that comes earlier by more sets
 //     it at the head, so that a value that stays rings once, when due.
+//   - A value taken because it is due (PollDue) was the head the alarm is
+//     set for, or later: the alarm, due by now or about to be, would ring
+//     for nothing. So a take sets the alarm at the next head, later
+//     included. Callers that take due values ahead of the alarm, tick after
+//     tick, then pay one move of the runtime timer per take instead of
+//     one ring per take (see docs/design/alarm.md, "takes").
 //   - The alarm rings at most once for each time it is set, and it is set
-//     only when it rings or when a head comes earlier than every head since
-//     it last rang. So a value removed before it is due costs at most the
+//     only when it rings, when a value is taken, or when a head comes
+//     earlier than every head since it last rang. So a value removed before it is due costs at most the
 //     one ring its alarm was already set for, shared with every value
 //     removed while it was set; a queue whose values are all removed in time
 //     rings at most once per horizon (the time from a setting to the head it
@@ -59,3 +65,11 @@ func (q *DelayQueue[T]) marginLocked(want time.Duration) time.Duration {
 // Early reports whether the queue's alarm may be early (see above): whether
 // it is on the System clock. It never changes.
 func (q *DelayQueue[T]) Early() bool { return q.early }
+
+// tookLocked moves an early alarm to the head after a take, later included
+// (see above).
+func (q *DelayQueue[T]) tookLocked() {
+	if want := q.wantLocked(); want != q.armedAt {
+		q.setLocked(want)
+	}
+}

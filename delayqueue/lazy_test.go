@@ -69,7 +69,8 @@ func TestEarlyAlarmNeverMovesLater(t *testing.T) {
 // TestEarlyAlarmNeverLate holds an early alarm against the rule it must
 // keep, after every call of a random sequence: the alarm is set no later
 // than the head (disarmed only for an empty queue), and it was set only by
-// a call that brought the head earlier than it, or by a ring.
+// a call that brought the head earlier than it, by a take (then exactly at
+// the next head), or by a ring.
 func TestEarlyAlarmNeverLate(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	c := newManualClock()
@@ -83,13 +84,14 @@ func TestEarlyAlarmNeverLate(t *testing.T) {
 		before := c.alarm.deadline
 		sets := c.sets
 		head := q.Next()
+		took := false
 		switch op := r.IntN(10); {
 		case op < 5:
 			q.Offer(vs[r.IntN(len(vs))], q.Now()+time.Duration(r.IntN(100))*time.Millisecond)
 		case op < 8:
 			q.Remove(vs[r.IntN(len(vs))])
 		case op < 9:
-			q.PollDue(q.Now())
+			_, took = q.PollDue(q.Now())
 		default: // ring, as the waiter would: take what is due, set again
 			c.Advance(time.Duration(r.IntN(20)) * time.Millisecond)
 			select {
@@ -108,6 +110,14 @@ func TestEarlyAlarmNeverLate(t *testing.T) {
 		if next != Never && len(c.alarm.ch) == 0 { // not rung (a past setting rings at once)
 			require.False(t, after.IsZero(), "step %d: the alarm is disarmed with a head at %v", step, next)
 			require.False(t, after.After(t0.Add(next)), "step %d: the alarm is set at %v, after the head at %v", step, after.Sub(t0), next)
+		}
+		if took {
+			if next == Never {
+				require.True(t, after.IsZero(), "step %d: a take that emptied the queue left the alarm set", step)
+			} else {
+				require.Equal(t, t0.Add(next), after, "step %d: a take did not set the alarm at the next head", step)
+			}
+			continue
 		}
 		if c.sets != sets {
 			require.Less(t, next, head, "step %d: the alarm was set although the head did not come earlier", step)
@@ -183,4 +193,33 @@ func TestEarlyAlarmMargin(t *testing.T) {
 	require.Equal(t, sets+1, c.sets, "moves within the margin set the alarm")
 	q.Offer(x, 10*time.Second) // much earlier: at the head
 	require.True(t, c.armedAt(t0.Add(10*time.Second)), "a big move earlier set the alarm elsewhere than at the head")
+}
+
+// TestEarlyAlarmFollowsATake: a value taken because it is due moves an early
+// alarm to the next head, later included, so that a caller taking due values
+// ahead of the alarm (here within the grace) wakes nobody.
+func TestEarlyAlarmFollowsATake(t *testing.T) {
+	c := newManualClock()
+	q := newEarly(c)
+	q.SetGrace(5 * time.Second)
+	exit := make(chan struct{})
+	out := pollAsync(q, exit)
+	t0 := c.Now()
+
+	x, y := &lazyValue{id: 1}, &lazyValue{id: 2}
+	q.Offer(x, 10*time.Second)
+	q.Offer(y, 20*time.Second)
+	require.Eventually(t, func() bool { return c.armedAt(t0.Add(15 * time.Second)) }, waitLimit, time.Millisecond)
+	c.Advance(10 * time.Second)
+	v, ok := q.PollDue(q.Now())
+	require.True(t, ok)
+	require.Equal(t, x, v)
+	require.True(t, c.armedAt(t0.Add(25*time.Second)), "a take left the alarm at the value taken")
+	c.Advance(5 * time.Second)
+	v, ok = q.PollDue(q.Now())
+	require.False(t, ok, "took %v", v)
+	require.Equal(t, uint64(0), q.Wakeups(), "the alarm rang for a value already taken")
+
+	close(exit)
+	drain(t, out)
 }
