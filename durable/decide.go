@@ -7,7 +7,7 @@ import "time"
 // only places that choose between retry, dead and postpone, for Run (a
 // handler's result, a timeout, a Flow hand-back) and Complete alike, so the
 // rules are written once, here, and no store repeats them (the state table
-// in doc.go).
+// in doc.go). Why, and what was decided on the way: docs/design/decide.md.
 
 // MaxPostponements bounds the RetryAfter postponements of one task in a row
 // (OutcomeLater, counted by the store, started over by a retry, Requeue and

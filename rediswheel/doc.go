@@ -168,7 +168,7 @@
 // stored one back (ErrNotHTTPTask for other payloads). A handler that returns
 // RetryAfter(d), as HTTPHandler does for a 429 or 503 with Retry-After, has
 // its task delivered again after d without using up an attempt, at most
-// MaxPostponements times per task; past that it counts as a failure.
+// MaxPostponements times in a row; past that it counts as a failure.
 //
 // # Retention and history
 //
