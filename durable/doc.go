@@ -82,27 +82,27 @@
 // column marks "store": what must be atomic with its own operations, where
 // no worker is left to ask.
 //
-//	call (Store)      from                      to                         when, what changes
-//	Add               none                      scheduled                  due at At, or now+At (Relative)
-//	Add (Replace)     any but in flight         scheduled                  attempts, postponements, history, last error start over
-//	Reschedule        scheduled, retrying       the same, due at at        original due time kept
-//	Claim             scheduled, retrying       in flight                  due <= now, not paused: attempt+1, new token, lease to now+lease
-//	Claim (reap)      in flight                 retrying, due now          lease ended, attempts left: "lease expired" (store)
-//	Claim (reap)      in flight                 dead                       lease ended, out of attempts, Limits.MaxAttempts (store)
-//	Claim (reap)      in flight, cancel marked  cancelled (or gone)        lease ended (store)
-//	Extend            in flight                 in flight                  token current: lease to now+lease, delivery confirmed
-//	Settle done       in flight                 done (or gone)             token current: last error cleared
-//	Settle retry      in flight                 retrying                   due at now+Delay, attempt kept, postponements to 0
-//	Settle dead       in flight                 dead                       as told, whatever the attempts
-//	Settle release    in flight                 scheduled or retrying      due now, attempt given back
-//	Settle later      in flight                 retrying                   due at now+Delay, attempt given back, postponements+1
-//	Settle (any)      in flight, cancel marked  cancelled (or gone)        the one override of a Kind (store)
-//	Cancel            scheduled, retrying, dead cancelled (or gone)
-//	Cancel            in flight                 in flight, cancel marked   Extend answers ExtendCancelled
-//	Cancel            done, cancelled           gone
-//	Requeue           dead                      retrying, due now          attempts and postponements to 0, last error kept
-//	Claim, Settle     dead                      gone                       over Limits.MaxDead, oldest first
-//	Settle, Cancel    done, cancelled           gone                       retention over, or over Limits.MaxRetained
+//	call (Store)      from                        to                         when, what changes
+//	Add               none                        scheduled                  due at At, or now+At (Relative)
+//	Add (Replace)     any but in flight           scheduled                  attempts, postponements, history, last error start over
+//	Reschedule        scheduled, retrying         the same, due at at        original due time kept
+//	Claim             scheduled, retrying         in flight                  due <= now, not paused: attempt+1, new token, lease to now+lease
+//	Claim (reap)      in flight                   retrying, due now          lease ended, attempts left (see Claim): "lease expired" (store)
+//	Claim (reap)      in flight                   dead                       lease ended, out of attempts, Limits.MaxAttempts (store)
+//	Claim (reap)      in flight, cancel marked    cancelled (or gone)        lease ended (store)
+//	Extend            in flight                   in flight                  token current: lease to now+lease, delivery confirmed
+//	Settle done       in flight                   done (or gone)             token current: last error cleared
+//	Settle retry      in flight                   retrying                   due at now+Delay, attempt kept, postponements to 0
+//	Settle dead       in flight                   dead                       as told, whatever the attempts
+//	Settle release    in flight                   scheduled or retrying      due now, attempt given back
+//	Settle later      in flight                   retrying                   due at now+Delay, attempt given back, postponements+1
+//	Settle (any)      in flight, cancel marked    cancelled (or gone)        the one override of a Kind (store)
+//	Cancel            scheduled, retrying, dead   cancelled (or gone)
+//	Cancel            in flight                   in flight, cancel marked   its Settle or reap finishes it; Extend answers ExtendCancelled
+//	Cancel            done, cancelled             gone
+//	Requeue           dead                        retrying, due now          attempts and postponements to 0, last error kept
+//	Claim, Settle     dead                        gone                       over Limits.MaxDead, oldest first
+//	Settle, Cancel    done, cancelled             gone                       retention over, or over Limits.MaxRetained
 //
 // "(or gone)": without retention a finished task is forgotten at once. A
 // stale token changes nothing (SettleRejected, ExtendLost).

@@ -75,3 +75,18 @@ func TestCompleteBadToken(t *testing.T) {
 	_, err := q.Complete(context.Background(), "", "0.7", nil)
 	assert.ErrorIs(t, err, ErrKey)
 }
+
+// parseToken reads Task.Token, "<partition>.<store token>", and the five
+// fields of the form before it, whose attempt and backoff it ignores.
+func TestParseTokenReadsBothForms(t *testing.T) {
+	q := stubQueue(t, Options{})
+	for tok, want := range map[string]completion{
+		"0.7":                       {partition: 0, token: "7"},
+		"0.1.0.0.7":                 {partition: 0, token: "7"},
+		"0.99999999999.864000.0.42": {partition: 0, token: "42"},
+	} {
+		c, err := q.parseToken(tok)
+		require.NoError(t, err, tok)
+		assert.Equal(t, want, c, tok)
+	}
+}
