@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -70,15 +69,27 @@ var (
 // (its Task.Token) names, from any process with a Queue on the same store,
 // and returns what the store did (SettleDone, SettleRetry, SettleDead, or
 // SettleCancelled when Cancel came first). result is read as a handler's
-// return:
+// return, and decided as Run decides one (decide.go):
 //
 //   - nil: the task is done;
 //   - Permanent(err): it goes to the dead set;
 //   - RetryAfter: due again after its delay (the backoff below for a delay
-//     of 0), the attempt not counted;
-//   - any other error: due again after the backoff the worker chose for
-//     this attempt when it delivered it, the attempt counted (dead when out
-//     of attempts), err's text as its last error.
+//     of 0), the attempt not counted, at most MaxPostponements times in a
+//     row;
+//   - any other error: due again after the backoff of this attempt, the
+//     attempt counted (dead when it was the last), err's text as its last
+//     error.
+//
+// For a failure, Complete reads the task's attempt, policy and
+// postponements with Store.Get, then settles. What Get read is this
+// delivery's whenever the settle is accepted: the settle is fenced by the
+// token, which the claim that began the delivery made before the caller
+// could hold it, so before Get; a claim after Get would have made the token
+// stale, and a task in flight keeps its attempts, policy and postponements
+// (Replace, Reschedule and Requeue leave it alone). If the settle is
+// rejected, what Get read did not matter. The token carries nothing but
+// the partition and the store's token, so a forged one can name a delivery
+// at most, never change its attempt or backoff.
 //
 // It returns ErrToken for a malformed token and ErrStaleToken when the
 // delivery is not the task's current one; either way nothing changed.
@@ -94,24 +105,22 @@ func (q *Queue) Complete(ctx context.Context, key, token string, result error) (
 	if err != nil {
 		return SettleRejected, err
 	}
-	partition := c.partition
-	o := outcome{d: &delivery{shard: partition, token: c.token, task: Task{Key: key}}}
-	after, later := retryAfterOf(result)
-	switch {
-	case result == nil:
-		o.kind = OutcomeDone
-	case IsPermanent(result):
-		o.kind, o.err = OutcomeDead, result.Error()
-	case later:
-		o.kind, o.err = OutcomeLater, result.Error()
-		o.delay = durationMilliCeil(postponement(after, func() time.Duration { return q.retryDelay(c) }))
-	default:
-		o.kind, o.err, o.delay = OutcomeRetry, result.Error(), durationMilliCeil(q.retryDelay(c))
+	o := outcome{d: &delivery{shard: c.partition, token: c.token, task: Task{Key: key}}}
+	var t tally
+	if result != nil && !IsPermanent(result) {
+		info, err := q.store.Get(ctx, key)
+		if err != nil {
+			return SettleRejected, err
+		}
+		if info == nil {
+			// In no state: no delivery of it is current.
+			return SettleRejected, fmt.Errorf("%w: task %q", ErrStaleToken, key)
+		}
+		t = tally{attempt: info.Attempts, postponements: info.Postponements, policy: Policy{
+			MaxAttempts: info.MaxAttempts, BackoffBase: info.BackoffBase, BackoffLimit: info.BackoffLimit}}
 	}
-	if len(o.err) > maxErrorText {
-		o.err = o.err[:maxErrorText]
-	}
-	s, err := q.observedSettle(ctx, partition, []outcome{o})
+	q.decide(&o, result, t)
+	s, err := q.observedSettle(ctx, c.partition, []outcome{o})
 	if err != nil {
 		return SettleRejected, err
 	}
@@ -124,55 +133,51 @@ func (q *Queue) Complete(ctx context.Context, key, token string, result error) (
 	return s.Codes[0], nil
 }
 
-// completionToken is d's Task.Token:
-// "<partition>.<attempt>.<backoff base ms>.<backoff limit ms>.<store token>".
-// Complete needs the partition for its Settle, and what the worker's backoff
-// reads (the attempt, the task's own backoff policy, 0 when it has none),
-// which Complete, in another process, cannot read from the store. Backoff
-// itself is called only when Complete reports a failure, as after a
-// handler's. parseToken reads it back.
+// completionToken is d's Task.Token, "<partition>.<store token>": Complete
+// needs the partition for its Settle, and reads everything else it decides
+// from (attempt, policy, postponements) from the store. parseToken reads it
+// back.
 func completionToken(d *delivery) string {
-	return strconv.Itoa(d.shard) + "." + strconv.Itoa(d.task.Attempt) + "." +
-		strconv.FormatInt(d.policy.BackoffBase.Milliseconds(), 10) + "." +
-		strconv.FormatInt(d.policy.BackoffLimit.Milliseconds(), 10) + "." + d.token
+	return strconv.Itoa(d.shard) + "." + d.token
 }
 
 // completion is a parsed completionToken.
 type completion struct {
-	partition, attempt int
-	base, limit        time.Duration // the task's own backoff; 0: the Queue's
-	token              string        // the store's
+	partition int
+	token     string // the store's
 }
 
-// parseToken splits a completionToken; the store token is the rest after
-// the fourth dot, whatever it holds.
+// parseToken splits a completionToken. It also reads the form Run gave
+// before Complete read the store, "<partition>.<attempt>.<backoff base
+// ms>.<backoff limit ms>.<store token>", so that a delivery detached before
+// an upgrade can still be completed after it, for MaxDetach at most; it
+// ignores the three middle fields, which a caller could forge. Both forms
+// are told apart by their count of fields, a store token holding no dot
+// (ClaimedTask.Token); any other string is ErrToken.
 func (q *Queue) parseToken(token string) (completion, error) {
-	parts := strings.SplitN(token, ".", 5)
-	if len(parts) != 5 || parts[4] == "" {
-		return completion{}, fmt.Errorf("%w: %q is not a token of a delivery", ErrToken, token)
+	bad := func(why string) (completion, error) {
+		return completion{}, fmt.Errorf("%w: %q: %s", ErrToken, token, why)
 	}
-	var nums [4]int64
-	for i := range nums {
-		n, err := strconv.ParseInt(parts[i], 10, 64)
-		if err != nil || n < 0 {
-			return completion{}, fmt.Errorf("%w: %q is not a token of a delivery", ErrToken, token)
+	parts := strings.Split(token, ".")
+	switch len(parts) {
+	case 2:
+	case 5:
+		for _, f := range parts[1:4] {
+			if n, err := strconv.ParseInt(f, 10, 64); err != nil || n < 0 {
+				return bad("not a token of a delivery")
+			}
 		}
-		nums[i] = n
+	default:
+		return bad("not a token of a delivery")
 	}
-	if nums[0] >= int64(q.parts) || nums[1] > math.MaxInt32 || nums[2] > math.MaxInt32 || nums[3] > math.MaxInt32 {
-		return completion{}, fmt.Errorf("%w: %q: partition or numbers out of range (%d partitions)", ErrToken, token, q.parts)
+	p, err := strconv.ParseInt(parts[0], 10, 64)
+	switch {
+	case err != nil || p < 0 || parts[len(parts)-1] == "":
+		return bad("not a token of a delivery")
+	case p >= int64(q.parts):
+		return bad(fmt.Sprintf("partition out of range (%d partitions)", q.parts))
 	}
-	return completion{partition: int(nums[0]), attempt: int(nums[1]), base: time.Duration(nums[2]) * time.Millisecond,
-		limit: time.Duration(nums[3]) * time.Millisecond, token: parts[4]}, nil
-}
-
-// retryDelay is the backoff after c's failed attempt, as runner.backoff
-// would choose it.
-func (q *Queue) retryDelay(c completion) time.Duration {
-	if c.base > 0 {
-		return fullJitter(c.base, c.limit, c.attempt)
-	}
-	return q.opts.Backoff(c.attempt)
+	return completion{partition: int(p), token: parts[len(parts)-1]}, nil
 }
 
 // detach moves d's lease to now+within, once, and gives its handler's place

@@ -71,6 +71,59 @@
 // itself, or, on a Notifier, another process's add of an earlier task,
 // wakes it early).
 //
+// # State machine
+//
+// This table is the reference for every store: which call moves a task from
+// which state to which, and when. Each row is one atomic store operation,
+// and every time it reads or writes (now, due times, lease ends) is on the
+// store's clock. The worker's clock decides only when a handler times out
+// and when it heartbeats; the Queue decides every outcome Settle records
+// (decide.go, the second table), and a store decides only what the last
+// column marks "store": what must be atomic with its own operations, where
+// no worker is left to ask.
+//
+//	call (Store)      from                        to                         when, what changes
+//	Add               none                        scheduled                  due at At, or now+At (Relative)
+//	Add (Replace)     any but in flight           scheduled                  attempts, postponements, history, last error start over
+//	Reschedule        scheduled, retrying         the same, due at at        original due time kept
+//	Claim             scheduled, retrying         in flight                  due <= now, not paused: attempt+1, new token, lease to now+lease
+//	Claim (reap)      in flight                   retrying, due now          lease ended, attempts left (see Claim): "lease expired" (store)
+//	Claim (reap)      in flight                   dead                       lease ended, out of attempts, Limits.MaxAttempts (store)
+//	Claim (reap)      in flight, cancel marked    cancelled (or gone)        lease ended (store)
+//	Extend            in flight                   in flight                  token current: lease to now+lease, delivery confirmed
+//	Settle done       in flight                   done (or gone)             token current: last error cleared
+//	Settle retry      in flight                   retrying                   due at now+Delay, attempt kept, postponements to 0
+//	Settle dead       in flight                   dead                       as told, whatever the attempts
+//	Settle release    in flight                   scheduled or retrying      due now, attempt given back
+//	Settle later      in flight                   retrying                   due at now+Delay, attempt given back, postponements+1
+//	Settle (any)      in flight, cancel marked    cancelled (or gone)        the one override of a Kind (store)
+//	Cancel            scheduled, retrying, dead   cancelled (or gone)
+//	Cancel            in flight                   in flight, cancel marked   its Settle or reap finishes it; Extend answers ExtendCancelled
+//	Cancel            done, cancelled             gone
+//	Requeue           dead                        retrying, due now          attempts and postponements to 0, last error kept
+//	Claim, Settle     dead                        gone                       over Limits.MaxDead, oldest first
+//	Settle, Cancel    done, cancelled             gone                       retention over, or over Limits.MaxRetained
+//
+// "(or gone)": without retention a finished task is forgotten at once. A
+// stale token changes nothing (SettleRejected, ExtendLost).
+//
+// What the Queue sends to Settle for a delivery whose handler returned, or
+// whose Complete was called, with result (decide.go; Complete reads the
+// attempt, policy and postponements with Get, Run has them from Claim):
+//
+//	result                              Settle's Kind, Delay
+//	nil                                 done
+//	Permanent                           dead
+//	RetryAfter(d), MaxPostponements     later, d (0: the backoff of this attempt)
+//	  not reached
+//	RetryAfter(d), MaxPostponements     retry, the same delay; dead at the last attempt
+//	  reached
+//	any other error, a timeout, panic   retry, the backoff; dead at the last attempt
+//	a failure once Run is stopping      release
+//	Flow hand-back (not run)            later, as a RetryAfter
+//
+// The last attempt is the task's TaskMaxAttempts, else Options.MaxAttempts.
+//
 // # Bad input
 //
 // The Queue checks every argument before any store call, the same on every
@@ -91,7 +144,7 @@
 //
 // One file per idea: queue.go (the Queue, wake-ups), store.go (the Store
 // contract), options.go, check.go (keys, payloads, names), add.go (Add and
-// its group commit), worker.go (Run,
+// its group commit), decide.go (retry, dead or postpone), worker.go (Run,
 // the poller), notify.go (a Notifier's wake-ups), claim.go, settle.go,
 // extend.go (heartbeats), timeout.go,
 // shutdown.go, observer.go, report.go, periodic.go, mux.go, httptask.go,

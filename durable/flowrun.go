@@ -51,14 +51,15 @@ func (r *runner) wait(d *delivery) {
 }
 
 // handBack gives d back to the store, due after delay, its attempt not
-// counted (OutcomeLater, a postponement: see Flow).
+// counted (OutcomeLater, a postponement: see Flow), bounded as a
+// RetryAfter is (decide.go's bound).
 func (r *runner) handBack(d *delivery, delay time.Duration) {
 	if d.ctx != nil { // it was waiting
 		d.unwatch()
 		r.unlease(d)
 	}
 	r.slots <- struct{}{} // never blocks: see the top of this file
-	r.outcomes <- outcome{d: d, kind: OutcomeLater, delay: durationMilliCeil(delay), err: handBackError(d.flowKey)}
+	r.outcomes <- outcome{d: d, kind: r.q.bound(OutcomeLater, d.tally()), delay: durationMilliCeil(delay), err: handBackError(d.flowKey)}
 }
 
 // dispatch starts the waiting tasks whose keys have room, as many as there

@@ -62,14 +62,31 @@ func TestHTTPCompletionTimeoutValidation(t *testing.T) {
 	assert.Equal(t, MaxDetach, back.CompletionTimeout, "stored and read back")
 }
 
-// Complete refuses a malformed token before any store call (the stub store panics if called).
+// Complete refuses a malformed token before any store call (the stub store panics if called):
+// "<partition>.<store token>", or the five fields of the form before it.
 func TestCompleteBadToken(t *testing.T) {
 	q := stubQueue(t, Options{})
-	for _, tok := range []string{"", "1", "0.1.0.0", "0.1.0.0.", "1.1.0.0.7", "-1.1.0.0.7", "0.x.0.0.7", "0.1.-5.0.7", "0.99999999999.0.0.7"} {
+	for _, tok := range []string{"", "1", "0.", ".7", "1.7", "-1.7", "0.7.8", "0.1.0.7", "0.1.0.0", "0.1.0.0.",
+		"1.1.0.0.7", "-1.1.0.0.7", "0.x.0.0.7", "0.1.-5.0.7", "0.1.0.0.7.8"} {
 		code, err := q.Complete(context.Background(), "k", tok, nil)
 		assert.ErrorIs(t, err, ErrToken, "token %q", tok)
 		assert.Equal(t, SettleRejected, code)
 	}
-	_, err := q.Complete(context.Background(), "", "0.1.0.0.7", nil)
+	_, err := q.Complete(context.Background(), "", "0.7", nil)
 	assert.ErrorIs(t, err, ErrKey)
+}
+
+// parseToken reads Task.Token, "<partition>.<store token>", and the five
+// fields of the form before it, whose attempt and backoff it ignores.
+func TestParseTokenReadsBothForms(t *testing.T) {
+	q := stubQueue(t, Options{})
+	for tok, want := range map[string]completion{
+		"0.7":                       {partition: 0, token: "7"},
+		"0.1.0.0.7":                 {partition: 0, token: "7"},
+		"0.99999999999.864000.0.42": {partition: 0, token: "42"},
+	} {
+		c, err := q.parseToken(tok)
+		require.NoError(t, err, tok)
+		assert.Equal(t, want, c, tok)
+	}
 }

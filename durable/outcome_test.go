@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// outcomeOf maps a handler's result, the delivery's attempt and the task's
-// own policy to what settle does.
+// outcomeOf maps a handler's result, the delivery's attempt and
+// postponements and the task's own policy to the outcome the store records.
 func TestOutcomeOf(t *testing.T) {
 	q := stubQueue(t, Options{MaxAttempts: 3, Backoff: func(a int) time.Duration { return time.Duration(a) * time.Second }})
 	r := &runner{q: q, work: context.Background()}
@@ -21,31 +21,37 @@ func TestOutcomeOf(t *testing.T) {
 	cases := []struct {
 		name    string
 		attempt int
+		later   int // postponements before
 		policy  Policy
 		err     error
 		kind    OutcomeKind
 		delay   int64
 	}{
-		{"success", 1, Policy{}, nil, OutcomeDone, 0},
-		{"success on the last attempt", 3, Policy{}, nil, OutcomeDone, 0},
-		{"failure", 2, Policy{}, boom, OutcomeRetry, 2000},
-		{"failure on the last attempt", 3, Policy{}, boom, OutcomeDead, 0},
-		{"permanent", 1, Policy{}, Permanent(boom), OutcomeDead, 0},
-		{"retry after", 1, Policy{}, RetryAfter(1500 * time.Millisecond), OutcomeLater, 1500},
-		{"retry after, wrapped", 2, Policy{}, fmt.Errorf("busy: %w", RetryAfter(time.Millisecond+1)), OutcomeLater, 2},
-		{"retry after on the last attempt", 3, Policy{}, RetryAfter(time.Second), OutcomeLater, 1000},
-		{"retry after, clamped to 0: the backoff", 1, Policy{}, RetryAfter(-time.Hour), OutcomeLater, 1000},
-		{"retry after 0: the backoff, never at once", 2, Policy{}, RetryAfter(0), OutcomeLater, 2000},
-		{"retry after 0 on the last attempt", 3, Policy{}, RetryAfterError(0, boom), OutcomeLater, 3000},
-		{"permanent retry after", 1, Policy{}, Permanent(RetryAfter(time.Second)), OutcomeDead, 0},
-		{"timeout", 1, Policy{}, fmt.Errorf("%w after 1s", ErrHandlerTimeout), OutcomeRetry, 1000},
-		{"task's max attempts, fewer", 2, Policy{MaxAttempts: 2}, boom, OutcomeDead, 0},
-		{"task's max attempts, more", 3, Policy{MaxAttempts: 5}, boom, OutcomeRetry, 3000},
-		{"task's max attempts, last", 5, Policy{MaxAttempts: 5}, boom, OutcomeDead, 0},
+		{"success", 1, 0, Policy{}, nil, OutcomeDone, 0},
+		{"success on the last attempt", 3, 0, Policy{}, nil, OutcomeDone, 0},
+		{"failure", 2, 0, Policy{}, boom, OutcomeRetry, 2000},
+		{"failure on the last attempt", 3, 0, Policy{}, boom, OutcomeDead, 0},
+		{"permanent", 1, 0, Policy{}, Permanent(boom), OutcomeDead, 0},
+		{"retry after", 1, 0, Policy{}, RetryAfter(1500 * time.Millisecond), OutcomeLater, 1500},
+		{"retry after, wrapped", 2, 0, Policy{}, fmt.Errorf("busy: %w", RetryAfter(time.Millisecond+1)), OutcomeLater, 2},
+		{"retry after on the last attempt", 3, 0, Policy{}, RetryAfter(time.Second), OutcomeLater, 1000},
+		{"retry after, clamped to 0: the backoff", 1, 0, Policy{}, RetryAfter(-time.Hour), OutcomeLater, 1000},
+		{"retry after 0: the backoff, never at once", 2, 0, Policy{}, RetryAfter(0), OutcomeLater, 2000},
+		{"retry after 0 on the last attempt", 3, 0, Policy{}, RetryAfterError(0, boom), OutcomeLater, 3000},
+		{"permanent retry after", 1, 0, Policy{}, Permanent(RetryAfter(time.Second)), OutcomeDead, 0},
+		{"timeout", 1, 0, Policy{}, fmt.Errorf("%w after 1s", ErrHandlerTimeout), OutcomeRetry, 1000},
+		{"task's max attempts, fewer", 2, 0, Policy{MaxAttempts: 2}, boom, OutcomeDead, 0},
+		{"task's max attempts, more", 3, 0, Policy{MaxAttempts: 5}, boom, OutcomeRetry, 3000},
+		{"task's max attempts, last", 5, 0, Policy{MaxAttempts: 5}, boom, OutcomeDead, 0},
+		{"retry after, the last postponement", 1, MaxPostponements - 1, Policy{}, RetryAfter(time.Second), OutcomeLater, 1000},
+		{"retry after past MaxPostponements: a retry, same delay", 1, MaxPostponements, Policy{}, RetryAfter(time.Second), OutcomeRetry, 1000},
+		{"retry after 0 past MaxPostponements: the backoff", 2, MaxPostponements, Policy{}, RetryAfter(0), OutcomeRetry, 2000},
+		{"retry after past MaxPostponements on the last attempt", 3, MaxPostponements, Policy{}, RetryAfter(time.Second), OutcomeDead, 0},
+		{"retry after past the task's max attempts", 2, MaxPostponements + 5, Policy{MaxAttempts: 2}, RetryAfter(time.Second), OutcomeDead, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			d := &delivery{task: Task{Key: "k", Attempt: tc.attempt}, policy: tc.policy}
+			d := &delivery{task: Task{Key: "k", Attempt: tc.attempt}, policy: tc.policy, postponements: tc.later}
 			o := r.outcomeOf(d, tc.err)
 			assert.Equal(t, tc.kind, o.kind)
 			assert.Equal(t, tc.delay, o.delay)

@@ -46,7 +46,7 @@ func New(store Store, opts Options) (*Queue, error) {
 	q.limits = Limits{
 		MaxAttempts: opts.MaxAttempts, MaxDead: opts.MaxDead, MaxRetained: opts.MaxRetained,
 		HistoryLen: opts.HistoryLen, Retention: opts.Retention, WorkerID: opts.WorkerID,
-		ReapBatch: reapBatch, MaxUnconfirmed: maxUnconfirmed, MaxPostponements: MaxPostponements,
+		ReapBatch: reapBatch, MaxUnconfirmed: maxUnconfirmed,
 	}
 	return q, nil
 }

@@ -15,9 +15,9 @@ const MaxRetryAfter = 24 * time.Hour
 // of 0 (or less: an HTTP-date in the past) asks for no particular wait, so
 // the task waits its normal backoff (Options.Backoff, or its TaskBackoff,
 // for its current attempt), never none: a receiver that always answers
-// "Retry-After: 0" is not asked again in a loop. The number of such
-// postponements per task is bounded (see Handler); past the bound a
-// RetryAfter counts as a failed attempt, after the same delay.
+// "Retry-After: 0" is not asked again in a loop. The postponements of a
+// task in a row are bounded (MaxPostponements); past the bound a RetryAfter
+// counts as a failed attempt, after the same delay.
 func RetryAfter(d time.Duration) error { return RetryAfterError(d, nil) }
 
 // RetryAfterError is RetryAfter with the error that made the handler wait:
@@ -54,9 +54,9 @@ func retryAfterOf(err error) (time.Duration, bool) {
 // postponement is the wait before the next delivery of a task whose
 // handler returned RetryAfter(after): after, or, when after is 0, backoff(),
 // what a failure of the same attempt would wait. It is decided here, for
-// Run and Complete alike, and a store only applies it: a store that counts
-// the postponement as a failed attempt (past MaxPostponements) waits the
-// same delay, so "Retry-After: 0" never loops, postponed or counted.
+// Run and Complete alike, and a store only applies it; a postponement past
+// MaxPostponements, counted as a failed attempt (decide.go's bound), waits
+// the same delay, so "Retry-After: 0" never loops, postponed or counted.
 func postponement(after time.Duration, backoff func() time.Duration) time.Duration {
 	if after > 0 {
 		return after

@@ -11,14 +11,6 @@ type outcome struct {
 	result Result // what the handler gave SetResult
 }
 
-// MaxPostponements bounds the RetryAfter postponements of one task (counted
-// in its ctl field r|, reset by Requeue and Replace): past it a RetryAfter
-// counts as a failed attempt, so a receiver that says "not now" forever
-// cannot keep a task alive forever. 100 postponements of at most
-// MaxRetryAfter cover a receiver that throttles for days, or one that asks
-// for a minute every minute for well over an hour.
-const MaxPostponements = 100
-
 // settleLoop sends outcomes to the store until r.outcomes is closed, batching
 // whatever has queued up meanwhile into one Store.Settle per partition. Under
 // load the batches grow by themselves; when idle each ack goes out at once.

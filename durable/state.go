@@ -69,10 +69,15 @@ type TaskInfo struct {
 	Started time.Time
 	// Finished is when it died (dead) or finished (done, cancelled).
 	Finished time.Time
-	// Timeout and MaxAttempts are the task's own policy (TaskTimeout,
-	// TaskMaxAttempts); zero means the Queue's.
-	Timeout     time.Duration
-	MaxAttempts int
+	// Timeout, MaxAttempts, BackoffBase and BackoffLimit are the task's own
+	// policy (TaskTimeout, TaskMaxAttempts, TaskBackoff); zero means the
+	// Queue's.
+	Timeout                   time.Duration
+	MaxAttempts               int
+	BackoffBase, BackoffLimit time.Duration
+	// Postponements counts its RetryAfter postponements in a row (see
+	// ClaimedTask.Postponements); the one in flight is not counted yet.
+	Postponements int
 	// History holds its last deliveries, oldest first, at most
 	// Options.HistoryLen of them.
 	History []Delivery

@@ -38,13 +38,13 @@ import (
 // store; Claim, Extend and Settle work on one partition at a time. The
 // worker claims each partition in turn and batches settles by partition.
 //
-// The operations, with the script of the Redis store that implements each in
-// rediswheel/lua/ as their reference: Add (add.lua), Claim (claim.lua),
-// Extend (extend.lua), Settle (settle.lua), Cancel (cancel.lua), Reschedule
-// (reschedule.lua), Requeue (requeue.lua), Get (get.lua), List (list.lua and
-// get.lua), Dead (dead.lua), Stats (stats.lua), Pause (pause.lua), Periodic
-// (periodic.lua). The package storetest holds the behavioural suite every
-// store must pass.
+// The reference for every store is the state table in durable's package
+// doc (doc.go): which operation moves a task from which state to which, on
+// the store's clock. The Queue decides every outcome a Settle records
+// (decide.go); a store decides only what must be atomic with its own
+// operations (fencing, cancel while in flight, the due-time check, the
+// reaping of expired leases in Claim). The package storetest holds the
+// behavioural suite every store must pass.
 type Store interface {
 	// Partitions is the number of partitions, at least 1; it never changes.
 	Partitions() int
@@ -71,12 +71,15 @@ type Store interface {
 	// goes back to due, now, with "lease expired" as its last error; its
 	// attempt is counted unless none of its heartbeats or settles ever
 	// reached the store and it has had fewer than lim.MaxUnconfirmed such
-	// claims in a row; a task out of attempts goes to the dead set), then,
+	// claims in a row; a task out of attempts, its Policy's MaxAttempts else
+	// lim.MaxAttempts, goes to the dead set: the one retry-or-dead decision
+	// a store makes, as no worker is left to make it), then,
 	// unless the partition is paused, leases up to limit tasks due by now,
 	// earliest first, until now+lease. Each leased task gets a fresh fencing
 	// token, different from every token it had before, its attempt counted
 	// (Attempt is this delivery's number) and a history entry opened for
-	// lim.WorkerID. Claimed.Next is the earliest due time left in the
+	// lim.WorkerID; Claim reports its Policy and Postponements, which the
+	// Queue decides the delivery's outcome from. Claimed.Next is the earliest due time left in the
 	// partition (none while paused) or its earliest lease end, whichever
 	// comes first, -1 if neither: the worker sleeps until then. A claim that
 	// leased its whole limit may answer Now instead (more may be due, and
@@ -88,23 +91,33 @@ type Store interface {
 	// one ExtendCode per lease, in order. A stale token changes nothing.
 	Extend(ctx context.Context, partition int, lease time.Duration, leases []Lease) ([]ExtendCode, error)
 
-	// Settle applies each outcome whose Token is current, as its Kind says
-	// (see OutcomeKind), and returns one SettleCode per outcome, in order.
-	// It appends each settled delivery, with its Err (cut) and Result, to the
-	// task's history (a done one only with retention). A done task's last
-	// error is cleared: it succeeded, and its history keeps every attempt's
-	// error. Then:
-	// a task cancelled while in flight is finished as cancelled whatever the
-	// outcome; a retry of a task out of attempts (its Policy's MaxAttempts,
-	// else lim.MaxAttempts) goes to the dead set; a later past
-	// lim.MaxPostponements counts as a retry. A stale token changes nothing
-	// (SettleRejected). Finished tasks are retained for lim.Retention (at most
-	// lim.MaxRetained per partition, oldest forgotten first) or forgotten at
-	// once; the dead set keeps at most lim.MaxDead per partition, oldest
-	// dropped first. Settled.Next is the earliest due time the call gave a
-	// task it made due again (retried, postponed or released), -1 if none,
-	// for the Queue's wake-ups; a store may instead return the partition's
-	// earliest due time after the call (never later; the Redis store does).
+	// Settle records each outcome whose Token is current exactly as its
+	// Kind says, and returns one SettleCode per outcome, in order; a stale
+	// token changes nothing (SettleRejected). The Queue has decided each
+	// Kind (durable's decide.go): a store applies it whatever the task's
+	// attempts or postponements, and decides nothing but this one override:
+	// a task Cancel marked while in flight is finished as cancelled
+	// (SettleCancelled) whatever the outcome. The moves, on the store's
+	// clock (the state table in doc.go):
+	//
+	//	done     finished: retained for lim.Retention, else forgotten   SettleDone
+	//	retry    due at now+Delay, attempt kept, postponements to 0     SettleRetry
+	//	dead     to the dead set                                        SettleDead
+	//	release  due at now, attempt given back                         SettleReleased
+	//	later    due at now+Delay, attempt given back, postponements+1  SettlePostponed
+	//
+	// Retry, dead and later store Err as the task's last error; a done
+	// task's last error is cleared (it succeeded; its history keeps every
+	// attempt's error). Each settled delivery, with its Kind (or
+	// "cancelled"), Err (cut) and Result, is appended to the task's history
+	// (a done or cancelled one only with retention). Finished tasks are
+	// retained for lim.Retention (at most lim.MaxRetained per partition,
+	// oldest forgotten first) or forgotten at once; the dead set keeps at
+	// most lim.MaxDead per partition, oldest dropped first. Settled.Next is
+	// the earliest due time the call gave a task it made due again (retried,
+	// postponed or released), -1 if none, for the Queue's wake-ups; a store
+	// may instead return the partition's earliest due time after the call
+	// (never later; the Redis store does).
 	Settle(ctx context.Context, partition int, lim Limits, outcomes []Outcome) (Settled, error)
 
 	// Cancel finishes the task under key, finally: a scheduled, retrying or
@@ -124,7 +137,8 @@ type Store interface {
 	// its new due time.
 	Requeue(ctx context.Context, key string) (requeued bool, due int64, err error)
 
-	// Get reads one task in one atomic read; nil, nil if key is in no state.
+	// Get reads one task in one atomic read, its policy and postponements
+	// included (Complete decides from them); nil, nil if key is in no state.
 	Get(ctx context.Context, key string) (*TaskInfo, error)
 
 	// List returns, in one consistent order across partitions (position:
@@ -218,7 +232,11 @@ type Policy struct {
 
 // Limits are the Queue's settings that a store's operations apply.
 type Limits struct {
-	MaxAttempts int           // deliveries before death, unless the task's Policy says
+	// MaxAttempts is the deliveries before death, unless the task's Policy
+	// says, for Claim's reaping only: a lease that ran out has no worker to
+	// decide for it, and the reap must be atomic with the claim that follows
+	// it. Settle decides nothing with it (the Queue has).
+	MaxAttempts int
 	MaxDead     int           // dead tasks kept per partition
 	MaxRetained int           // retained tasks kept per partition
 	HistoryLen  int           // deliveries remembered per task
@@ -229,8 +247,6 @@ type Limits struct {
 	// MaxUnconfirmed bounds the unconfirmed claims in a row that do not count
 	// an attempt (see Claim).
 	MaxUnconfirmed int
-	// MaxPostponements bounds a task's OutcomeLater in a row.
-	MaxPostponements int
 }
 
 // Claimed is the reply of one Store.Claim.
@@ -251,8 +267,14 @@ type ClaimedTask struct {
 	// OriginalDue is the due time Add or Replace gave the task (Due if the
 	// store does not know it); Reschedule leaves it.
 	OriginalDue int64
-	Token       string // fencing token of this delivery
-	Policy      Policy
+	// Token is this delivery's fencing token: not empty, without a '.' (the
+	// Queue puts it after the partition in Task.Token).
+	Token  string
+	Policy Policy
+	// Postponements counts the task's OutcomeLater in a row before this
+	// delivery (since it was added, replaced, requeued or last settled
+	// OutcomeRetry): the Queue bounds them with MaxPostponements.
+	Postponements int
 }
 
 // Lease names one delivery for Store.Extend.
@@ -276,8 +298,7 @@ type Outcome struct {
 	Kind       OutcomeKind
 	// Delay is the wait before the next delivery, ms (OutcomeRetry,
 	// OutcomeLater), the Queue's decision (backoff, RetryAfter, never 0 for
-	// a RetryAfter of 0: see postponement); a store applies it as given,
-	// also to a later it counts as a retry past MaxPostponements.
+	// a RetryAfter of 0: see postponement); a store applies it as given.
 	Delay int64
 	Err   string // the handler's error, stored as the task's last error
 	// Result is what the delivery produced (SetResult), at most
@@ -286,16 +307,17 @@ type Outcome struct {
 	Result Result
 }
 
-// OutcomeKind names what Store.Settle does with a finished delivery; the
-// Redis store's settle.lua spells the same names and rejects any other.
+// OutcomeKind names what Store.Settle does with a finished delivery, as the
+// Queue decided it (decide.go); the Redis store's settle.lua spells the same
+// names and rejects any other.
 type OutcomeKind string
 
 const (
 	OutcomeDone    OutcomeKind = "done"    // the handler returned nil: the task is finished
-	OutcomeRetry   OutcomeKind = "retry"   // failed: due again after Delay, attempt counted (dead when out of attempts)
-	OutcomeDead    OutcomeKind = "dead"    // Permanent: to the dead set at once
+	OutcomeRetry   OutcomeKind = "retry"   // failed: due again after Delay, attempt counted
+	OutcomeDead    OutcomeKind = "dead"    // out of attempts, or Permanent: to the dead set
 	OutcomeRelease OutcomeKind = "release" // Run stopped: due again at once, attempt not counted
-	OutcomeLater   OutcomeKind = "later"   // RetryAfter: due again after Delay, attempt not counted (bounded)
+	OutcomeLater   OutcomeKind = "later"   // RetryAfter, a Flow hand-back: due again after Delay, attempt not counted
 )
 
 // SettleCode is what Store.Settle did with one outcome.

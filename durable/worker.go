@@ -199,8 +199,11 @@ type delivery struct {
 	shard  int // the store's partition
 	token  string
 	task   Task
-	policy Policy    // the task's own policy, read by claim
-	began  time.Time // when claim's reply came; set only for an Observer
+	policy Policy // the task's own policy, read by claim
+	// postponements counts the task's OutcomeLater in a row before this
+	// delivery, read by claim.
+	postponements int
+	began         time.Time // when claim's reply came; set only for an Observer
 	// ctx is the handler's context and cancel its cancel func, made by lease.
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -213,6 +216,11 @@ type delivery struct {
 	settling atomic.Bool
 	// result is what the handler gave SetResult, through ctx.
 	result resultSlot
+}
+
+// tally is what the Queue decides d's outcome from.
+func (d *delivery) tally() tally {
+	return tally{attempt: d.task.Attempt, postponements: d.postponements, policy: d.policy}
 }
 
 // poll claims and starts due tasks until ctx ends, or until a claim fails in
@@ -401,48 +409,18 @@ func (r *runner) call(ctx context.Context, t Task) (err error) {
 	return r.h(ctx, t)
 }
 
-// outcomeOf decides what becomes of a delivery whose handler returned err.
-// The task's own policy (TaskMaxAttempts, TaskBackoff) replaces the Queue's
-// where it is set.
+// outcomeOf is the outcome of a delivery whose handler returned err: a
+// handler cancelled by shutdown is released, anything else decided
+// (decide.go) from what Claim read of the delivery.
 func (r *runner) outcomeOf(d *delivery, err error) outcome {
 	o := outcome{d: d, result: d.result.take()}
-	after, later := retryAfterOf(err)
-	switch {
-	case err == nil:
-		o.kind = OutcomeDone
-	case IsPermanent(err):
-		o.kind, o.err = OutcomeDead, err.Error()
-	case r.work.Err() != nil:
+	if err != nil && !IsPermanent(err) && r.work.Err() != nil {
 		// Cancelled by shutdown: deliver again at once, attempt not counted.
 		o.kind = OutcomeRelease
-	case later:
-		o.kind, o.err = OutcomeLater, err.Error()
-		o.delay = durationMilliCeil(postponement(after, func() time.Duration { return r.backoff(d) }))
-	case d.task.Attempt >= r.maxAttempts(d):
-		o.kind, o.err = OutcomeDead, err.Error()
-	default:
-		o.kind, o.err = OutcomeRetry, err.Error()
-		o.delay = durationMilliCeil(r.backoff(d))
+		return o
 	}
-	if len(o.err) > maxErrorText {
-		o.err = o.err[:maxErrorText]
-	}
+	r.q.decide(&o, err, d.tally())
 	return o
-}
-
-func (r *runner) maxAttempts(d *delivery) int {
-	if d.policy.MaxAttempts > 0 {
-		return d.policy.MaxAttempts
-	}
-	return r.q.opts.MaxAttempts
-}
-
-// backoff is the delay before the delivery after d's failed attempt.
-func (r *runner) backoff(d *delivery) time.Duration {
-	if p := d.policy; p.BackoffBase > 0 {
-		return fullJitter(p.BackoffBase, p.BackoffLimit, d.task.Attempt)
-	}
-	return r.q.opts.Backoff(d.task.Attempt)
 }
 
 func minTime(a, b time.Time) time.Time {

@@ -128,9 +128,7 @@ func (s *Store) addArgs(t NewTask) ([]any, error) {
 // and each key once (see durable.Store's Add); for other callers, a
 // request PostgreSQL cannot store (a key or task type with a NUL byte or
 // invalid UTF-8) gets its own error, wrapping durable.ErrKey or
-// durable.ErrTaskOption, and the others go on, and a key that appears again
-// in the call is not written again: it gets AddExists, or the first
-// request's status if that one was not stored.
+// durable.ErrTaskOption, and the others go on.
 func (s *Store) Add(ctx context.Context, reqs []*durable.AddRequest) (earliest int64) {
 	type write struct {
 		r    *durable.AddRequest
@@ -138,15 +136,8 @@ func (s *Store) Add(ctx context.Context, reqs []*durable.AddRequest) (earliest i
 		args []any
 	}
 	writes := make([]write, 0, len(reqs))
-	first := make(map[string]*durable.AddRequest, len(reqs))
-	var again []*durable.AddRequest // keys seen before in the call
 	for _, r := range reqs {
 		r.Status, r.Err = durable.AddExists, nil
-		if first[r.Key] != nil {
-			again = append(again, r)
-			continue
-		}
-		first[r.Key] = r
 		t := NewTask{Key: r.Key, Payload: r.Payload, Policy: r.Policy}
 		if r.Relative {
 			t.After = time.Duration(r.At) * time.Millisecond
@@ -220,11 +211,6 @@ func (s *Store) Add(ctx context.Context, reqs []*durable.AddRequest) (earliest i
 			}
 		default:
 			w.r.Status = out[i].Status
-		}
-	}
-	for _, r := range again {
-		if f := first[r.Key]; f.Err != nil || f.Status != durable.AddStored {
-			r.Status, r.Err = f.Status, f.Err
 		}
 	}
 	return earliest

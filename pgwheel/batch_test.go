@@ -12,10 +12,9 @@ import (
 )
 
 // TestAddBatchEdges: one Store.Add longer than maxAddRows (so several
-// statements), with a key repeated within a statement and across two,
-// bad keys among good ones, and a Replace: the first request of a key wins,
-// a bad key fails alone with durable.ErrKey, every good key is stored once
-// with its own due time and payload.
+// statements), with bad keys among good ones and a Replace: a bad key fails
+// alone with durable.ErrKey, every good key is stored with its own due time
+// and payload. (A key comes once per call: durable folds repeats.)
 func TestAddBatchEdges(t *testing.T) {
 	s := newStore(t)
 	ctx := testCtx(t)
@@ -25,16 +24,12 @@ func TestAddBatchEdges(t *testing.T) {
 	for i := range n {
 		reqs = append(reqs, &durable.AddRequest{Key: fmt.Sprintf("k%04d", i), At: base + int64(i), Payload: []byte{byte(i)}})
 	}
-	again := []*durable.AddRequest{
-		{Key: "k0001", At: 1, Payload: []byte("later, same statement")},
-		{Key: "k0002", At: 2, Payload: []byte("later, next statement")},
-	}
 	bad := []*durable.AddRequest{{Key: "a\x00b"}, {Key: ""}, {Key: "\xff"}}
 	replace := &durable.AddRequest{Key: "r", Replace: true, Relative: true, At: 60_000}
 	all := append([]*durable.AddRequest{}, reqs[:10]...)
-	all = append(all, again[0], bad[0], replace)
+	all = append(all, bad[0], replace)
 	all = append(all, reqs[10:maxAddRows+5]...)
-	all = append(all, again[1], bad[1])
+	all = append(all, bad[1])
 	all = append(all, reqs[maxAddRows+5:]...)
 	all = append(all, bad[2])
 	require.Greater(t, len(all)-len(bad), 2*maxAddRows, "the batch must need three statements")
@@ -45,10 +40,6 @@ func TestAddBatchEdges(t *testing.T) {
 		require.NoError(t, r.Err, r.Key)
 		require.Equal(t, durable.AddStored, r.Status, r.Key)
 	}
-	for _, r := range again {
-		require.NoError(t, r.Err, r.Key)
-		require.Equal(t, durable.AddExists, r.Status, "%q: a repeated key is not stored again", r.Key)
-	}
 	for _, r := range bad {
 		require.ErrorIs(t, r.Err, durable.ErrKey, "%q", r.Key)
 	}
@@ -56,7 +47,7 @@ func TestAddBatchEdges(t *testing.T) {
 		info, err := s.Get(ctx, r.Key)
 		require.NoError(t, err)
 		require.NotNil(t, info, r.Key)
-		require.Equal(t, time.UnixMilli(base+int64(i)).UTC(), info.Due.UTC(), "%q: not the first request's due time", r.Key)
+		require.Equal(t, time.UnixMilli(base+int64(i)).UTC(), info.Due.UTC(), "%q: not its request's due time", r.Key)
 		require.Equal(t, 1, info.PayloadSize, r.Key)
 	}
 	st, err := s.Stats(ctx)
@@ -128,7 +119,7 @@ func TestSettleBatch(t *testing.T) {
 			tok[ct.Key] = ct.Token
 		}
 	}
-	lim := settleParams{MaxAttempts: 3, HistoryLen: 10, DeadCap: 100}
+	lim := settleParams{HistoryLen: 10, DeadCap: 100}
 	st, err := s.settle(ctx, lim, []settlement{
 		{Key: "a", Token: tok["a"], Outcome: durable.OutcomeDone},
 		{Key: "b", Token: tok["b"], Outcome: durable.OutcomeRetry, Delay: time.Hour},

@@ -26,7 +26,8 @@ func (s *Store) Claim(ctx context.Context, partition, limit int, lease time.Dura
 		Tasks: make([]durable.ClaimedTask, len(c.Tasks))}
 	for i, t := range c.Tasks {
 		out.Tasks[i] = durable.ClaimedTask{Key: t.Key, Payload: t.Payload, Attempt: t.Attempt, Due: t.Due.UnixMilli(),
-			OriginalDue: t.OriginalDue.UnixMilli(), Token: strconv.FormatInt(t.Token, 10), Policy: t.Policy}
+			OriginalDue: t.OriginalDue.UnixMilli(), Token: strconv.FormatInt(t.Token, 10), Policy: t.Policy,
+			Postponements: t.Postponements}
 	}
 	return out, nil
 }
@@ -71,6 +72,8 @@ type claimedTask struct {
 	Policy      durable.Policy
 	Added       time.Time
 	OriginalDue time.Time
+	// Postponements counts its laters in a row before this delivery.
+	Postponements int
 }
 
 // claim reaps up to ReapLimit expired leases, then, unless the namespace is
@@ -245,7 +248,7 @@ func (s *Store) lease(ctx context.Context, tx pgx.Tx, c clock, p claimParams, wo
 		delivery_attempt = t.attempts + 1, started = $2, worker = $5
 	FROM r WHERE t.ctid = r.ctid
 	RETURNING t.key, t.payload, t.attempts, r.at, t.token, t.type, t.timeout_ms, t.max_attempts,
-		t.backoff_base_ms, t.backoff_limit_ms, t.added, t.original_due`,
+		t.backoff_base_ms, t.backoff_limit_ms, t.added, t.original_due, t.postponements`,
 		s.namespace, c.now, p.Limit, c.after(millisCeil(p.Lease)), worker)
 	if err != nil {
 		return nil, err
@@ -256,7 +259,7 @@ func (s *Store) lease(ctx context.Context, tx pgx.Tx, c clock, p claimParams, wo
 		var t claimedTask
 		var timeout, base, limit int64
 		if err := rows.Scan(&t.Key, &t.Payload, &t.Attempt, &t.Due, &t.Token, &t.Policy.Type, &timeout,
-			&t.Policy.MaxAttempts, &base, &limit, &t.Added, &t.OriginalDue); err != nil {
+			&t.Policy.MaxAttempts, &base, &limit, &t.Added, &t.OriginalDue, &t.Postponements); err != nil {
 			return nil, err
 		}
 		t.Policy.Timeout = time.Duration(timeout) * time.Millisecond

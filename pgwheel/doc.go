@@ -93,11 +93,11 @@
 //     tasks by the clock read at its start, FOR UPDATE SKIP LOCKED: never
 //     early, never the same task to two claimers, never a task of an
 //     uncommitted transaction. Each delivery gets a fresh fencing token.
-//   - Extend, Settle: fenced; a stale token changes nothing. Settle applies
-//     done, retry (backoff delay given by the caller), dead, release and
-//     later (RetryAfter) as lua/settle.lua, logs the delivery, honours a
-//     Cancel that came in flight, and trims the dead set (MaxDead, 16 per
-//     burial) and retained tasks (retention over, MaxRetained).
+//   - Extend, Settle: fenced; a stale token changes nothing. Settle records
+//     done, retry, dead, release and later as the Queue decided them
+//     (durable's state table), logs the delivery, honours a Cancel that
+//     came in flight, and trims the dead set (MaxDead, 16 per burial) and
+//     retained tasks (retention over, MaxRetained).
 //   - Cancel (final), Reschedule, Requeue, Pause (and resume), Get, Dead,
 //     List (keyset positions), Stats: as rediswheel's, on one partition.
 //   - Periodic: the periodic registry of lua/periodic.lua; of processes

@@ -132,7 +132,7 @@ func TestTrims(t *testing.T) {
 		c, err := s.claim(ctx, claimParams{Limit: 1, Lease: time.Hour, MaxAttempts: 1})
 		require.NoError(t, err)
 		require.Len(t, c.Tasks, 1)
-		st, err := s.settle(ctx, settleParams{DeadCap: 4, MaxAttempts: 1},
+		st, err := s.settle(ctx, settleParams{DeadCap: 4},
 			[]settlement{{Key: c.Tasks[0].Key, Token: c.Tasks[0].Token, Outcome: durable.OutcomeDead, Error: "boom"}})
 		require.NoError(t, err)
 		require.Equal(t, []durable.SettleCode{durable.SettleDead}, st.Codes)
@@ -158,7 +158,7 @@ func TestTrims(t *testing.T) {
 		c, err := s.claim(ctx, claimParams{Limit: 1, Lease: time.Hour, MaxAttempts: 1})
 		require.NoError(t, err)
 		require.Len(t, c.Tasks, 1)
-		st, err := s.settle(ctx, settleParams{MaxAttempts: 1, Retention: time.Hour, MaxRetained: 2},
+		st, err := s.settle(ctx, settleParams{Retention: time.Hour, MaxRetained: 2},
 			[]settlement{{Key: c.Tasks[0].Key, Token: c.Tasks[0].Token, Outcome: durable.OutcomeDone}})
 		require.NoError(t, err)
 		require.Equal(t, []durable.SettleCode{durable.SettleDone}, st.Codes)

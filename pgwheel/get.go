@@ -49,7 +49,8 @@ var snapshotTx = pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.Rea
 // infos reads the tasks of keys that exist, in the order of keys.
 func (s *Store) infos(ctx context.Context, tx pgx.Tx, keys []string) ([]durable.TaskInfo, error) {
 	rows, err := tx.Query(ctx, `SELECT t.key, t.type, t.place, t.at, t.original_due, t.attempts, t.last_error,
-		t.payload_size, t.added, t.started, t.timeout_ms, t.max_attempts, r.state, r.finished
+		t.payload_size, t.added, t.started, t.timeout_ms, t.max_attempts, t.backoff_base_ms, t.backoff_limit_ms,
+		t.postponements, r.state, r.finished
 		FROM pgwheel_task t LEFT JOIN pgwheel_result r USING (namespace, key)
 		WHERE t.namespace = $1 AND t.key = ANY($2)`, s.namespace, keys)
 	if err != nil {
@@ -62,13 +63,15 @@ func (s *Store) infos(ctx context.Context, tx pgx.Tx, keys []string) ([]durable.
 		var at time.Time
 		var started, finished *time.Time
 		var result *string
-		var timeout int64
+		var timeout, base, limit int64
 		if err := rows.Scan(&i.Key, &i.Type, &place, &at, &i.OriginalDue, &i.Attempts, &i.LastError,
-			&i.PayloadSize, &i.Added, &started, &timeout, &i.MaxAttempts, &result, &finished); err != nil {
+			&i.PayloadSize, &i.Added, &started, &timeout, &i.MaxAttempts, &base, &limit, &i.Postponements,
+			&result, &finished); err != nil {
 			rows.Close()
 			return nil, err
 		}
 		i.Timeout = time.Duration(timeout) * time.Millisecond
+		i.BackoffBase, i.BackoffLimit = time.Duration(base)*time.Millisecond, time.Duration(limit)*time.Millisecond
 		i.OriginalDue, i.Added = i.OriginalDue.UTC(), i.Added.UTC()
 		if started != nil {
 			i.Started = started.UTC()

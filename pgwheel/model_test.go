@@ -42,7 +42,6 @@ func TestModel(t *testing.T) {
 
 const (
 	modelMaxAttempts = 3
-	modelMaxPostpone = 2
 	modelHistoryLen  = 3
 	modelLease       = time.Hour
 )
@@ -260,8 +259,7 @@ func (m *model) step(step int) {
 		if len(ss) == 0 {
 			return
 		}
-		p := settleParams{DeadCap: 1000, MaxAttempts: modelMaxAttempts, HistoryLen: modelHistoryLen,
-			Retention: m.retention, MaxRetained: 1000, MaxPostponements: modelMaxPostpone}
+		p := settleParams{DeadCap: 1000, HistoryLen: modelHistoryLen, Retention: m.retention, MaxRetained: 1000}
 		var got settled
 		var err error
 		m.around(func() { got, err = m.s.settle(ctx, p, ss) })
@@ -352,24 +350,6 @@ func (m *model) settle(st settlement) durable.SettleCode {
 		outcome = "cancelled"
 	}
 	code := durable.SettleRejected
-	if outcome == "later" {
-		if mt.postponements < modelMaxPostpone {
-			mt.postponements++
-			mt.attempts--
-			m.requeueAt(mt, st.Delay)
-			mt.lastErr = st.Error
-			code = durable.SettlePostponed
-		} else {
-			outcome = "retry"
-		}
-	}
-	max := mt.ownMax
-	if max == 0 {
-		max = modelMaxAttempts
-	}
-	if outcome == "retry" && mt.attempts >= max {
-		outcome = "dead"
-	}
 	finished := outcome == "done" || outcome == "cancelled"
 	if m.retention > 0 || !finished {
 		mt.history = append(mt.history, fmt.Sprintf("%d %s %s", mt.deliveryAttempt, outcome, st.Error))
@@ -394,8 +374,14 @@ func (m *model) settle(st settlement) durable.SettleCode {
 		code = durable.SettleDead
 	case "retry":
 		m.requeueAt(mt, st.Delay)
-		mt.lastErr = st.Error
+		mt.lastErr, mt.postponements = st.Error, 0
 		code = durable.SettleRetry
+	case "later":
+		mt.postponements++
+		mt.attempts--
+		m.requeueAt(mt, st.Delay)
+		mt.lastErr = st.Error
+		code = durable.SettlePostponed
 	}
 	return code
 }
@@ -434,6 +420,7 @@ func (m *model) compareGets() {
 		require.Equal(t, mt.lastErr, info.LastError, "%q last error", key)
 		require.Equal(t, mt.typ, info.Type, key)
 		require.Equal(t, mt.ownMax, info.MaxAttempts, key)
+		require.Equal(t, mt.postponements, info.Postponements, "%q postponements", key)
 		require.Equal(t, len(mt.payload), info.PayloadSize, key)
 		require.Equal(t, mt.originalDue, info.OriginalDue, "%q original due", key)
 		var hist []string

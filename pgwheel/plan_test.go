@@ -32,7 +32,7 @@ func TestSettleLooksUpByKey(t *testing.T) {
 	for _, ct := range c.Tasks {
 		done = append(done, settlement{Key: ct.Key, Token: ct.Token, Outcome: durable.OutcomeDone})
 	}
-	_, err = s.settle(ctx, settleParams{MaxAttempts: 3, HistoryLen: 10, DeadCap: 100}, done)
+	_, err = s.settle(ctx, settleParams{HistoryLen: 10, DeadCap: 100}, done)
 	require.NoError(t, err)
 
 	conn, err := sharedPool.Acquire(ctx)

@@ -22,8 +22,8 @@ func (s *Store) Settle(ctx context.Context, partition int, lim durable.Limits, o
 				Delay: time.Duration(o.Delay) * time.Millisecond, Error: o.Err, Result: o.Result})
 		}
 	}
-	st, err := s.settle(ctx, settleParams{DeadCap: lim.MaxDead, MaxAttempts: lim.MaxAttempts, HistoryLen: lim.HistoryLen,
-		Retention: lim.Retention, MaxRetained: lim.MaxRetained, MaxPostponements: lim.MaxPostponements}, ss)
+	st, err := s.settle(ctx, settleParams{DeadCap: lim.MaxDead, HistoryLen: lim.HistoryLen,
+		Retention: lim.Retention, MaxRetained: lim.MaxRetained}, ss)
 	if err != nil {
 		return durable.Settled{}, err
 	}
@@ -51,12 +51,10 @@ type settlement struct {
 
 // settleParams are the queue's settings Settle applies.
 type settleParams struct {
-	DeadCap          int
-	MaxAttempts      int // the queue's; a task's own Policy.MaxAttempts wins
-	HistoryLen       int
-	Retention        time.Duration
-	MaxRetained      int
-	MaxPostponements int
+	DeadCap     int
+	HistoryLen  int
+	Retention   time.Duration
+	MaxRetained int
 }
 
 // settled is a Settle's result.
@@ -70,12 +68,11 @@ type settled struct {
 // settle finishes deliveries, all in one transaction. Fenced: a settlement
 // whose token is not the task's current one (the lease expired and was
 // reaped, the task was claimed again, cancelled and forgotten, or
-// replaced) changes nothing and gets durable.SettleRejected. A task Cancel marked
-// while in flight finishes as cancelled whatever the outcome. A retry of a
-// task out of attempts (its own MaxAttempts, or the queue's) goes dead; a
-// later past MaxPostponements counts as a retry. Each settled delivery is
-// appended to the task's log (done ones only with Retention, as
-// rediswheel). Retained tasks whose retention has ended are trimmed, at
+// replaced) changes nothing and gets durable.SettleRejected. Each outcome is
+// recorded as its kind says (durable's state table): the Queue decided it.
+// The one override: a task Cancel marked while in flight finishes as
+// cancelled whatever the outcome. Each settled delivery is appended to the
+// task's log (done ones only with Retention, as rediswheel). Retained tasks whose retention has ended are trimmed, at
 // least as many as this call retained plus 16.
 //
 // Round trips: with only done outcomes and no retention, one (see
@@ -88,7 +85,7 @@ type settled struct {
 // Unknown outcomes and negative delays are refused (ErrArgument) before
 // anything is written.
 func (s *Store) settle(ctx context.Context, p settleParams, ss []settlement) (settled, error) {
-	if p.DeadCap < 0 || p.MaxAttempts < 0 || p.HistoryLen < 0 || p.Retention < 0 || p.MaxRetained < 0 || p.MaxPostponements < 0 {
+	if p.DeadCap < 0 || p.HistoryLen < 0 || p.Retention < 0 || p.MaxRetained < 0 {
 		return settled{}, fmt.Errorf("%w: settle %+v", ErrArgument, p)
 	}
 	for _, st := range ss {
@@ -176,10 +173,9 @@ func (s *Store) settle(ctx context.Context, p settleParams, ss []settlement) (se
 // settling is a task in flight that settleLock locked for ss[i], its token
 // current.
 type settling struct {
-	i                               int
-	attempts, postponements, ownMax int
-	cancelled                       bool
-	d                               delivering
+	i         int
+	cancelled bool
+	d         delivering
 }
 
 // settleForgetSQL finishes, at once and without a trace, the task in
@@ -215,7 +211,7 @@ const placeOnly = `(place || '')`
 // task if its token is current, and reads what settleOne needs. settleLock
 // sends them in key order, so that two settles never wait on each other in
 // a cycle.
-const settleLockSQL = `SELECT attempts, postponements, max_attempts, cancel_requested,
+const settleLockSQL = `SELECT cancel_requested,
 		coalesce(delivery_attempt, -1), coalesce(worker, ''), coalesce(started, 'epoch')
 	FROM pgwheel_task WHERE namespace = $1 AND key = $2 AND ` + placeOnly + ` = 'lease' AND token = $3
 	FOR UPDATE`
@@ -335,8 +331,7 @@ func (s *Store) settleLock(ctx context.Context, tx pgx.Tx, ss []settlement, plan
 	var locked []settling
 	for _, i := range plan.lock {
 		l := settling{i: i}
-		err := br.QueryRow().Scan(&l.attempts, &l.postponements, &l.ownMax, &l.cancelled,
-			&l.d.attempt, &l.d.worker, &l.d.started)
+		err := br.QueryRow().Scan(&l.cancelled, &l.d.attempt, &l.d.worker, &l.d.started)
 		if errors.Is(err, pgx.ErrNoRows) {
 			continue // stale: SettleRejected
 		}
@@ -349,62 +344,45 @@ func (s *Store) settleLock(ctx context.Context, tx pgx.Tx, ss []settlement, plan
 }
 
 // settleOne queues on b the moves of st, whose task t is locked with st's
-// token current, as lua/settle.lua does, and returns st's code and the due
-// time it gives the task (zero unless it is due again).
+// token current, as its kind says (durable's state table), and returns st's
+// code and the due time it gives the task (zero unless it is due again).
 func (s *Store) settleOne(b *pgx.Batch, c clock, p settleParams, retainMs int64, st settlement, t settling) (durable.SettleCode, time.Time) {
 	errText := storableText(st.Error)
 	outcome := st.Outcome
 	if t.cancelled {
 		outcome = "cancelled"
 	}
-	code, due := durable.SettleRejected, time.Time{}
-	if outcome == durable.OutcomeLater {
-		if t.postponements < p.MaxPostponements {
-			due = c.after(millisCeil(st.Delay))
-			b.Queue(`UPDATE pgwheel_task SET place = 'due', at = $3, postponements = postponements + 1,
-				attempts = attempts - 1, token = NULL, last_error = $4, unconfirmed = 0
-				WHERE namespace = $1 AND key = $2`, s.namespace, st.Key, due, errText)
-			code = durable.SettlePostponed
-		} else {
-			outcome = durable.OutcomeRetry // out of postponements: a failed attempt
-		}
-	}
-	max := t.ownMax
-	if max == 0 {
-		max = p.MaxAttempts
-	}
-	if outcome == durable.OutcomeRetry && t.attempts >= max {
-		outcome = durable.OutcomeDead
-	}
 	finished := outcome == durable.OutcomeDone || outcome == "cancelled"
-	// The log records what was done, so a later past its bound reads as
-	// the retry or death it became. Queued first: it reads the delivery
-	// fields the moves below keep.
+	// Queued first: it reads the delivery fields the moves below keep.
 	if retainMs > 0 || !finished {
 		s.remember(b, st.Key, t.d, c.now, string(outcome), errText, st.Result, p.HistoryLen)
 	}
-	switch {
-	case finished:
+	switch outcome {
+	case durable.OutcomeDone, "cancelled":
 		s.retire(b, st.Key, string(outcome), c, retainMs)
-		code = durable.SettleDone
 		if outcome != durable.OutcomeDone {
-			code = durable.SettleCancelled
+			return durable.SettleCancelled, time.Time{}
 		}
-	case outcome == durable.OutcomeRelease:
-		due = c.now
+		return durable.SettleDone, time.Time{}
+	case durable.OutcomeRelease:
 		b.Queue(`UPDATE pgwheel_task SET place = 'due', at = $3, attempts = attempts - 1, token = NULL,
-			unconfirmed = 0 WHERE namespace = $1 AND key = $2`, s.namespace, st.Key, due)
-		code = durable.SettleReleased
-	case outcome == durable.OutcomeDead:
+			unconfirmed = 0 WHERE namespace = $1 AND key = $2`, s.namespace, st.Key, c.now)
+		return durable.SettleReleased, c.now
+	case durable.OutcomeDead:
 		s.bury(b, st.Key, c, errText)
-		code = durable.SettleDead
-	case outcome == durable.OutcomeRetry:
-		due = c.after(millisCeil(st.Delay))
+		return durable.SettleDead, time.Time{}
+	case durable.OutcomeRetry:
+		due := c.after(millisCeil(st.Delay))
 		b.Queue(`UPDATE pgwheel_task SET place = 'due', at = $3, token = NULL, last_error = $4,
-			unconfirmed = 0 WHERE namespace = $1 AND key = $2`, s.namespace, st.Key, due, errText)
-		code = durable.SettleRetry
+			postponements = 0, unconfirmed = 0 WHERE namespace = $1 AND key = $2`, s.namespace, st.Key, due, errText)
+		return durable.SettleRetry, due
+	default: // later; settle refused any other kind
+		due := c.after(millisCeil(st.Delay))
+		b.Queue(`UPDATE pgwheel_task SET place = 'due', at = $3, postponements = postponements + 1,
+			attempts = attempts - 1, token = NULL, last_error = $4, unconfirmed = 0
+			WHERE namespace = $1 AND key = $2`, s.namespace, st.Key, due, errText)
+		return durable.SettlePostponed, due
 	}
-	return code, due
 }
 
 // knownOutcome reports whether o is one of durable's outcome kinds; Settle

@@ -12,10 +12,10 @@ import (
 
 // The claim reply (lua/claim.lua): a header of claimHeader values, {now, next,
 // dead trimmed, paused}, then claimStride values per task: key, payload,
-// attempt, due ms, token, task record.
+// attempt, due ms, token, task record, postponements.
 const (
 	claimHeader = 4
-	claimStride = 6
+	claimStride = 7
 )
 
 // Claim leases up to limit due tasks of shard for lease, after reaping
@@ -53,7 +53,7 @@ func decodeClaim(v []any) (durable.Claimed, error) {
 		r := row{v: rv}
 		t := durable.ClaimedTask{
 			Key: r.str(0), Payload: []byte(r.str(1)), Attempt: int(r.int(2)), Due: r.score(3),
-			Token: strconv.FormatInt(r.int(4), 10),
+			Token: strconv.FormatInt(r.int(4), 10), Postponements: int(r.int(6)),
 		}
 		rec, err := parseRecord(r.str(5))
 		if err = errors.Join(h.err, r.err, err); err != nil {

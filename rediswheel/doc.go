@@ -105,7 +105,7 @@
 //	       oldest first, at most HistoryLen; an entry with a result has a 7th element,
 //	       "code|truncated|base64 body" (result.go), the body at most durable.MaxResultBody
 //	f|key  finished record of a retained task, "done|ms" or "cancelled|ms"
-//	r|key  RetryAfter postponements used
+//	r|key  RetryAfter postponements in a row (a retry, Replace and Requeue delete it)
 //	u|key  claims in a row no heartbeat or settle confirmed (lost replies)
 //
 // A task is in exactly one of due, lease, dead and kept, and has a field in
@@ -121,26 +121,12 @@
 // (retrying once an attempt has failed), in flight in lease, dead in dead,
 // done or cancelled in kept (only with Options.Retention; without it a
 // finished task is deleted at once, with every field). Each move is one
-// script, named after the Go call that drives it:
-//
-//	from                          to                     script      when
-//	(none)                        scheduled              add         Add, AddAfter, AddBatch, Replace
-//	any but in flight             scheduled              add         Replace: attempts, history and errors start over
-//	scheduled, retrying           same, new due time     reschedule  Reschedule (the record's original due stays)
-//	scheduled, retrying           in flight              claim       due by the Redis clock, shard not paused
-//	in flight                     done (or gone)         settle      handler returned nil: last error cleared
-//	in flight                     retrying               settle      error with attempts left; RetryAfter (not counted)
-//	in flight                     scheduled, due now     settle      Run stopping: released, attempt not counted
-//	in flight                     dead                   settle      Permanent error, or out of attempts
-//	in flight                     retrying, due now      claim       lease expired with attempts left (reaper)
-//	in flight                     dead                   claim       lease expired, out of attempts
-//	in flight                     cancelled (or gone)    settle      after Cancel marked it (x|), whatever the handler returned
-//	in flight                     cancelled (or gone)    claim       after Cancel marked it, lease expired
-//	scheduled, retrying, dead     cancelled (or gone)    cancel      Cancel
-//	in flight                     in flight, marked x|   cancel      Cancel: its handler's context is cancelled
-//	dead                          scheduled, due now     requeue     Requeue: attempts start over
-//	dead                          gone                   settle, claim  over MaxDead, oldest first, 16 per call
-//	done, cancelled               gone                   settle, cancel  retention over, or over MaxRetained
+// script, named after the Store call that drives it (lua/add.lua,
+// reschedule.lua, claim.lua, extend.lua, settle.lua, cancel.lua,
+// requeue.lua); which call moves a task from which state to which is
+// durable's state table (its package doc), the reference for every store.
+// settle.lua records each outcome as the Queue decided it; the cancel mark
+// is x|, the postponements in a row r|.
 //
 // # Inspect and steer
 //
@@ -182,7 +168,7 @@
 // stored one back (ErrNotHTTPTask for other payloads). A handler that returns
 // RetryAfter(d), as HTTPHandler does for a 429 or 503 with Retry-After, has
 // its task delivered again after d without using up an attempt, at most
-// MaxPostponements times per task; past that it counts as a failure.
+// MaxPostponements times in a row; past that it counts as a failure.
 //
 // # Retention and history
 //

@@ -30,7 +30,7 @@ func (s *Store) Get(ctx context.Context, key string) (*durable.TaskInfo, error) 
 }
 
 // getStride is the number of values lua/get.lua returns per key.
-const getStride = 10
+const getStride = 11
 
 // decodeInfos decodes a reply of lua/get.lua: one TaskInfo per key asked
 // for, nil for a key in no state.
@@ -63,7 +63,7 @@ func decodeInfo(v []any) (*durable.TaskInfo, error) {
 		return nil, fmt.Errorf("unexpected payload length %v", v[getStride-1])
 	}
 	key, where, score := s[0], s[1], s[2]
-	a, e, m, c, h, f := s[3], s[4], s[5], s[6], s[7], s[8]
+	a, e, m, c, h, f, r := s[3], s[4], s[5], s[6], s[7], s[8], s[9]
 	bad := func(what, text string) (*durable.TaskInfo, error) {
 		return nil, fmt.Errorf("task %q: malformed %s %q", key, what, text)
 	}
@@ -75,6 +75,11 @@ func decodeInfo(v []any) (*durable.TaskInfo, error) {
 	if a != "" {
 		if info.Attempts, err = strconv.Atoi(a); err != nil {
 			return bad("attempts", a)
+		}
+	}
+	if r != "" {
+		if info.Postponements, err = strconv.Atoi(r); err != nil {
+			return bad("postponements", r)
 		}
 	}
 	switch where {
@@ -137,6 +142,7 @@ func decodeRecord(info *durable.TaskInfo, m string) error {
 	info.PayloadSize = int(r.payloadSize)
 	info.Timeout = r.policy.Timeout
 	info.MaxAttempts = r.policy.MaxAttempts
+	info.BackoffBase, info.BackoffLimit = r.policy.BackoffBase, r.policy.BackoffLimit
 	info.Type = r.policy.Type
 	return nil
 }

@@ -32,14 +32,15 @@ func TestDecodeStride(t *testing.T) {
 }
 
 func TestDecodeClaimRejectsMalformedReplies(t *testing.T) {
-	task := []any{"k", "p", int64(1), "5", int64(9), ""}
+	task := []any{"k", "p", int64(1), "5", int64(9), "", int64(4)}
 	for name, v := range map[string][]any{
-		"short header":  {int64(1), int64(2)},
-		"partial row":   append([]any{int64(1), int64(-1), int64(0), int64(0)}, task[:5]...),
-		"bad header":    {"now", int64(-1), int64(0), int64(0)},
-		"bad attempt":   {int64(1), int64(-1), int64(0), int64(0), "k", "p", "1", "5", int64(9), ""},
-		"bad record":    {int64(1), int64(-1), int64(0), int64(0), "k", "p", int64(1), "5", int64(9), "1|2"},
-		"bad due score": {int64(1), int64(-1), int64(0), int64(0), "k", "p", int64(1), "soon", int64(9), ""},
+		"short header":      {int64(1), int64(2)},
+		"partial row":       append([]any{int64(1), int64(-1), int64(0), int64(0)}, task[:6]...),
+		"bad header":        {"now", int64(-1), int64(0), int64(0)},
+		"bad attempt":       {int64(1), int64(-1), int64(0), int64(0), "k", "p", "1", "5", int64(9), "", int64(0)},
+		"bad record":        {int64(1), int64(-1), int64(0), int64(0), "k", "p", int64(1), "5", int64(9), "1|2", int64(0)},
+		"bad due score":     {int64(1), int64(-1), int64(0), int64(0), "k", "p", int64(1), "soon", int64(9), "", int64(0)},
+		"bad postponements": {int64(1), int64(-1), int64(0), int64(0), "k", "p", int64(1), "5", int64(9), "", "4"},
 	} {
 		_, err := decodeClaim(v)
 		assert.Error(t, err, name)
@@ -47,7 +48,7 @@ func TestDecodeClaimRejectsMalformedReplies(t *testing.T) {
 	c, err := decodeClaim(append([]any{int64(1), int64(-1), int64(2), int64(1)}, task...))
 	require.NoError(t, err)
 	assert.Equal(t, durable.Claimed{Now: 1, Next: -1, DeadTrimmed: 2, Paused: true, Tasks: []durable.ClaimedTask{
-		{Key: "k", Payload: []byte("p"), Attempt: 1, Due: 5, OriginalDue: 5, Token: "9"},
+		{Key: "k", Payload: []byte("p"), Attempt: 1, Due: 5, OriginalDue: 5, Token: "9", Postponements: 4},
 	}}, c)
 }
 

@@ -13,9 +13,8 @@ import (
 //
 // The arguments and the reply are lua/settle.lua's: change both together.
 func (s *Store) Settle(ctx context.Context, shard int, lim durable.Limits, os []durable.Outcome) (durable.Settled, error) {
-	args := make([]any, 0, 6+6*len(os))
-	args = append(args, lim.MaxDead, lim.MaxAttempts, lim.HistoryLen,
-		durationMilliCeil(lim.Retention), lim.MaxRetained, lim.MaxPostponements)
+	args := make([]any, 0, 4+6*len(os))
+	args = append(args, lim.MaxDead, lim.HistoryLen, durationMilliCeil(lim.Retention), lim.MaxRetained)
 	for _, o := range os {
 		args = append(args, o.Key, o.Token, string(o.Kind), o.Delay, o.Err, encodeResult(o.Result))
 	}

@@ -58,12 +58,12 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 		script *redis.Script
 		args   []any
 	}{
-		{"settle: short task", settleScript, []any{10, 3, 10, 0, 100, 100, "k", d.token, "done", 0}},
-		{"settle: short header", settleScript, []any{10, 3, "k", d.token, "done", 0, ""}},
-		{"settle: bad delay", settleScript, []any{10, 3, 10, 0, 100, 100, "k", d.token, "retry", "1e3", "e"}},
-		{"settle: negative delay", settleScript, []any{10, 3, 10, 0, 100, 100, "k", d.token, "retry", -5, "e"}},
-		{"settle: bad cap", settleScript, []any{"x", 3, 10, 0, 100, 100, "k", d.token, "done", 0, ""}},
-		{"settle: bad retention", settleScript, []any{10, 3, 10, "1.5", 100, 100, "k", d.token, "done", 0, ""}},
+		{"settle: short task", settleScript, []any{10, 10, 0, 100, "k", d.token, "done", 0, ""}},
+		{"settle: short header", settleScript, []any{10, 3, "k", d.token, "done", 0, "", ""}},
+		{"settle: bad delay", settleScript, []any{10, 10, 0, 100, "k", d.token, "retry", "1e3", "e", ""}},
+		{"settle: negative delay", settleScript, []any{10, 10, 0, 100, "k", d.token, "retry", -5, "e", ""}},
+		{"settle: bad cap", settleScript, []any{"x", 10, 0, 100, "k", d.token, "done", 0, "", ""}},
+		{"settle: bad retention", settleScript, []any{10, 10, "1.5", 100, "k", d.token, "done", 0, "", ""}},
 		{"extend: odd pairs", extendScript, []any{1000, "k"}},
 		{"extend: bad lease", extendScript, []any{"1.5", "k", d.token}},
 		{"extend: zero lease", extendScript, []any{0, "k", d.token}},
@@ -88,11 +88,12 @@ func TestScriptsRejectBadArguments(t *testing.T) {
 }
 
 // later (RetryAfter) makes a task due again after the delay without using
-// up an attempt, MaxPostponements times; past that it is a failed attempt,
-// and the last one buries the task. Requeue gives back the postponements.
-func TestSettleLaterIsBounded(t *testing.T) {
+// up an attempt, and counts a postponement (r|), however many came before:
+// the Queue decides when they are too many. A retry starts the count over,
+// and so do Replace and Requeue.
+func TestSettleLaterCountsPostponements(t *testing.T) {
 	c := standalone(t)
-	q := newQueue(t, c, Options{Shards: 1, MaxAttempts: 2})
+	q := newQueue(t, c, Options{Shards: 1, MaxAttempts: 1})
 	ctx := context.Background()
 	d := claimOne(t, q, "k")
 
@@ -104,21 +105,23 @@ func TestSettleLaterIsBounded(t *testing.T) {
 	err = q.Replace(ctx, "k", []byte("p"), time.Now().Add(-time.Second)) // a new task: postponements start over
 	require.NoError(t, err)
 
-	postpone := func(want settleCode, attempt int) {
+	settle := func(kind outcomeKind, want settleCode, attempt, postponements int) {
 		t.Helper()
 		got, err := q.claim(ctx, 0, 1, time.Minute)
 		require.NoError(t, err)
 		require.Len(t, got.tasks, 1)
 		require.Equal(t, attempt, got.tasks[0].task.Attempt)
-		res, err := q.settle(ctx, 0, []outcome{{d: got.tasks[0], kind: outcomeLater, err: "busy"}})
+		require.Equal(t, postponements, got.tasks[0].postponements)
+		res, err := q.settle(ctx, 0, []outcome{{d: got.tasks[0], kind: kind, err: "busy"}})
 		require.NoError(t, err)
 		require.Equal(t, []settleCode{want}, res.codes)
 	}
-	for range MaxPostponements {
-		postpone(settlePostponed, 1)
+	for i := range MaxPostponements + 2 {
+		settle(outcomeLater, settlePostponed, 1, i)
 	}
-	postpone(settleRetry, 1) // out of postponements: attempt 1 failed
-	postpone(settleDead, 2)  // and attempt 2 was the last
+	settle(outcomeRetry, settleRetry, 1, MaxPostponements+2) // at its last attempt: the Queue would have said dead
+	settle(outcomeLater, settlePostponed, 2, 0)
+	settle(outcomeDead, settleDead, 2, 1)
 	dead, err := q.Dead(ctx, 10)
 	require.NoError(t, err)
 	require.Len(t, dead, 1)
@@ -128,29 +131,7 @@ func TestSettleLaterIsBounded(t *testing.T) {
 	ok, err := q.Requeue(ctx, "k")
 	require.NoError(t, err)
 	require.True(t, ok)
-	postpone(settlePostponed, 1)
-}
-
-// A task's own max attempts (field 5 of its record m|) overrides the queue's
-// when settle decides a retry is the last.
-func TestSettleReadsTaskMaxAttempts(t *testing.T) {
-	c := standalone(t)
-	q := newQueue(t, c, Options{Shards: 1, MaxAttempts: 1})
-	ctx := context.Background()
-	_, err := q.Add(ctx, "k", []byte("p"), time.Now().Add(-time.Second))
-	require.NoError(t, err)
-	// As add.lua writes it with TaskMaxAttempts(2): added, original due,
-	// payload bytes, timeout, max attempts, backoff base, limit, type.
-	require.NoError(t, c.HSet(ctx, q.keys[0][4], "m|k", "1|1|1|0|2|0|0|a|type").Err())
-	for attempt, want := range []settleCode{settleRetry, settleDead} {
-		got, err := q.claim(ctx, 0, 1, time.Minute)
-		require.NoError(t, err)
-		require.Len(t, got.tasks, 1)
-		require.Equal(t, attempt+1, got.tasks[0].task.Attempt)
-		res, err := q.settle(ctx, 0, []outcome{{d: got.tasks[0], kind: outcomeRetry, err: "e"}})
-		require.NoError(t, err)
-		require.Equal(t, []settleCode{want}, res.codes, "attempt %d", attempt+1)
-	}
+	settle(outcomeLater, settlePostponed, 1, 0)
 }
 
 // settle reports how many dead tasks it trimmed from the dead set, for the

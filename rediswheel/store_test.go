@@ -51,10 +51,11 @@ func (q *testQueue) limits() durable.Limits { return q.Limits() }
 // delivery, claimed, outcome and settled are the worker's shapes of a
 // claimed task, a claim, a finished delivery and a settle.
 type delivery struct {
-	shard  int
-	token  string
-	task   Task
-	policy durable.Policy
+	shard         int
+	token         string
+	task          Task
+	policy        durable.Policy
+	postponements int
 }
 
 type claimed struct {
@@ -117,7 +118,7 @@ func (q *testQueue) claim(ctx context.Context, shard, limit int, lease time.Dura
 	}
 	out := claimed{now: c.Now, next: c.Next, trimmed: c.DeadTrimmed, paused: c.Paused}
 	for _, t := range c.Tasks {
-		out.tasks = append(out.tasks, &delivery{shard: shard, token: t.Token, policy: t.Policy, task: Task{
+		out.tasks = append(out.tasks, &delivery{shard: shard, token: t.Token, policy: t.Policy, postponements: t.Postponements, task: Task{
 			Key: t.Key, Payload: t.Payload, Attempt: t.Attempt, Due: time.UnixMilli(t.Due),
 			OriginalDue: time.UnixMilli(t.OriginalDue), Type: t.Policy.Type,
 		}})

@@ -186,9 +186,10 @@ func (s *Store) lease(ctx context.Context, tx *sql.Tx, c clock, limit int, lease
 			attempts = attempts + 1, unconfirmed = unconfirmed + 1, delivery_attempt = attempts + 1,
 			started = ?5, worker = ?6
 			WHERE namespace = ?1 AND key = ?2
-			RETURNING payload, attempts, original_due, type, timeout_ms, max_attempts, backoff_base_ms, backoff_limit_ms`,
+			RETURNING payload, attempts, original_due, type, timeout_ms, max_attempts, backoff_base_ms, backoff_limit_ms,
+				postponements`,
 			s.namespace, t.Key, c.nowUp+leaseMs, token, c.now, worker).Scan(&t.Payload, &t.Attempt, &t.OriginalDue,
-			&t.Policy.Type, &timeout, &t.Policy.MaxAttempts, &base, &blimit); err != nil {
+			&t.Policy.Type, &timeout, &t.Policy.MaxAttempts, &base, &blimit, &t.Postponements); err != nil {
 			return nil, err
 		}
 		t.Token = strconv.FormatInt(token, 10)

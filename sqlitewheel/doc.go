@@ -1,9 +1,9 @@
 // Package sqlitewheel is the SQLite store of package durable, the embedded
 // default: durable delayed tasks in one database file of one process, with
 // nothing to install (modernc.org/sqlite, pure Go, no cgo). It is
-// pgwheel's schema and rediswheel's operations (the Lua scripts of
-// rediswheel/lua/ are the reference) in SQLite, behind durable.Store; the
-// worker loop, Mux, HTTP tasks, policies and the Observer are durable's.
+// pgwheel's schema and the operations of durable.Store (durable's state
+// table is the reference) in SQLite; the worker loop, Mux, HTTP tasks,
+// policies, the Observer and every retry-or-dead decision are durable's.
 //
 //	st, err := sqlitewheel.Open(ctx, "/var/lib/app/tasks.db", sqlitewheel.Options{})
 //	if err != nil { ... }

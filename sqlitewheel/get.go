@@ -28,14 +28,16 @@ func (s *Store) Get(ctx context.Context, key string) (*durable.TaskInfo, error) 
 func (s *Store) info(ctx context.Context, tx *sql.Tx, key string) (*durable.TaskInfo, error) {
 	i := &durable.TaskInfo{Key: key}
 	var place string
-	var at, originalDue, added, timeout int64
+	var at, originalDue, added, timeout, base, blimit int64
 	var started, finished sql.NullInt64
 	var result sql.NullString
 	err := tx.QueryRowContext(ctx, `SELECT t.type, t.place, t.at, t.original_due, t.attempts, t.last_error,
-		t.payload_size, t.added, t.started, t.timeout_ms, t.max_attempts, r.state, r.finished
+		t.payload_size, t.added, t.started, t.timeout_ms, t.max_attempts, t.backoff_base_ms, t.backoff_limit_ms,
+		t.postponements, r.state, r.finished
 		FROM sqlitewheel_task t LEFT JOIN sqlitewheel_result r USING (namespace, key)
 		WHERE t.namespace = ? AND t.key = ?`, s.namespace, key).Scan(&i.Type, &place, &at, &originalDue,
-		&i.Attempts, &i.LastError, &i.PayloadSize, &added, &started, &timeout, &i.MaxAttempts, &result, &finished)
+		&i.Attempts, &i.LastError, &i.PayloadSize, &added, &started, &timeout, &i.MaxAttempts, &base, &blimit,
+		&i.Postponements, &result, &finished)
 	if err == sql.ErrNoRows {
 		return nil, nil
 	}
@@ -44,6 +46,7 @@ func (s *Store) info(ctx context.Context, tx *sql.Tx, key string) (*durable.Task
 	}
 	i.OriginalDue, i.Added, i.Started = time.UnixMilli(originalDue), time.UnixMilli(added), msTime(started)
 	i.Timeout = time.Duration(timeout) * time.Millisecond
+	i.BackoffBase, i.BackoffLimit = time.Duration(base)*time.Millisecond, time.Duration(blimit)*time.Millisecond
 	switch place {
 	case "due":
 		i.State, i.Due = durable.StateScheduled, time.UnixMilli(at)

@@ -14,7 +14,7 @@ import (
 // limits are a Queue's defaults, as the operations below receive them.
 var limits = durable.Limits{
 	MaxAttempts: 3, MaxDead: 10000, MaxRetained: 10000, HistoryLen: 10, WorkerID: "w",
-	ReapBatch: 100, MaxUnconfirmed: 3, MaxPostponements: 2,
+	ReapBatch: 100, MaxUnconfirmed: 3,
 }
 
 func add(t *testing.T, st *Store, keys ...string) {
@@ -105,36 +105,38 @@ func TestSettleOutcomes(t *testing.T) {
 	require.Equal(t, rel.Due.UnixMilli(), s.Next, "Settled.Next is the earliest due time")
 }
 
-// A later past MaxPostponements is a failed attempt, and a retry out of
-// attempts (the task's own MaxAttempts first) dies.
-func TestPostponementsAndAttemptsAreBounded(t *testing.T) {
+// Settle records each outcome as its Kind says, whatever the task's
+// attempts (its own MaxAttempts is 1 here) and postponements: the Queue
+// decides. A later counts a postponement and gives its attempt back, a
+// retry starts the postponements over.
+func TestSettleRecordsAsTold(t *testing.T) {
 	st, _ := openTemp(t, Options{})
 	defer checkCounts(t, st)
 	ctx := context.Background()
-	reqs := []*durable.AddRequest{{Key: "k", Relative: true, Policy: durable.Policy{MaxAttempts: 2}}}
+	reqs := []*durable.AddRequest{{Key: "k", Relative: true, Policy: durable.Policy{MaxAttempts: 1}}}
 	st.Add(ctx, reqs)
 	require.NoError(t, reqs[0].Err)
 	var codes []durable.SettleCode
-	for range 5 {
-		c := claimAll(t, st, time.Hour, limits)
-		ct, ok := c["k"]
-		if !ok {
-			break
-		}
-		s := settle(t, st, limits, durable.Outcome{Key: "k", Token: ct.Token, Kind: durable.OutcomeLater, Err: "wait"})
+	var postponements []int
+	for _, kind := range []durable.OutcomeKind{durable.OutcomeLater, durable.OutcomeLater, durable.OutcomeLater,
+		durable.OutcomeRetry, durable.OutcomeLater, durable.OutcomeRetry, durable.OutcomeDead} {
+		ct, ok := claimAll(t, st, time.Hour, limits)["k"]
+		require.True(t, ok, "k not due after %v", codes)
+		postponements = append(postponements, ct.Postponements)
+		s := settle(t, st, limits, durable.Outcome{Key: "k", Token: ct.Token, Kind: kind, Err: "wait"})
 		codes = append(codes, s.Codes[0])
 	}
-	// Two postponements, then a later counts as a retry (attempt 1 of 2),
-	// then as a retry out of attempts: dead.
-	require.Equal(t, []durable.SettleCode{durable.SettlePostponed, durable.SettlePostponed, durable.SettleRetry, durable.SettleDead}, codes)
+	require.Equal(t, []durable.SettleCode{durable.SettlePostponed, durable.SettlePostponed, durable.SettlePostponed,
+		durable.SettleRetry, durable.SettlePostponed, durable.SettleRetry, durable.SettleDead}, codes)
+	require.Equal(t, []int{0, 1, 2, 3, 0, 1, 0}, postponements, "claimed after each")
 	info := get(t, st, "k")
 	require.Equal(t, durable.StateDead, info.State)
-	require.Equal(t, 2, info.Attempts)
+	require.Equal(t, 3, info.Attempts, "three counted: two retries and the death")
 	var outcomes []string
 	for _, h := range info.History {
 		outcomes = append(outcomes, h.Outcome)
 	}
-	require.Equal(t, []string{"later", "later", "retry", "dead"}, outcomes)
+	require.Equal(t, []string{"later", "later", "later", "retry", "later", "retry", "dead"}, outcomes)
 
 	ok, due, err := st.Requeue(ctx, "k")
 	require.NoError(t, err)

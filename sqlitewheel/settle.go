@@ -8,8 +8,7 @@ import (
 	"github.com/go-timingwheel/timingwheel/durable"
 )
 
-// Settle is durable.Store's Settle, all outcomes in one write transaction
-// (lua/settle.lua). Unknown outcomes and negative delays are refused before
+// Settle is durable.Store's Settle, all outcomes in one write transaction. Unknown outcomes and negative delays are refused before
 // anything is written: a typo must never retry a task.
 func (s *Store) Settle(ctx context.Context, partition int, lim durable.Limits, outcomes []durable.Outcome) (durable.Settled, error) {
 	if partition != 0 {
@@ -65,20 +64,21 @@ func (s *Store) Settle(ctx context.Context, partition int, lim durable.Limits, o
 	return out, nil
 }
 
-// settleOne applies o if its token is current, as lua/settle.lua does.
+// settleOne records o if its token is current, as its Kind says (durable's
+// state table); the one override is a task Cancel marked in flight, finished
+// as cancelled.
 func (s *Store) settleOne(ctx context.Context, tx *sql.Tx, c clock, lim durable.Limits, retainMs int64, o durable.Outcome) (durable.SettleCode, error) {
 	token, ok := parseToken(o.Token)
 	if !ok {
 		return durable.SettleRejected, nil
 	}
-	var attempts, postponements, ownMax int
 	var cancelled bool
 	var d delivering
 	// The fencing check: only the holder of the current token may finish a task.
-	err := tx.QueryRowContext(ctx, `SELECT attempts, postponements, max_attempts, cancel_requested,
+	err := tx.QueryRowContext(ctx, `SELECT cancel_requested,
 		coalesce(delivery_attempt, -1), coalesce(worker, ''), coalesce(started, 0)
 		FROM sqlitewheel_task WHERE namespace = ? AND key = ? AND place = 'lease' AND token = ?`,
-		s.namespace, o.Key, token).Scan(&attempts, &postponements, &ownMax, &cancelled, &d.attempt, &d.worker, &d.started)
+		s.namespace, o.Key, token).Scan(&cancelled, &d.attempt, &d.worker, &d.started)
 	if err == sql.ErrNoRows {
 		return durable.SettleRejected, nil
 	}
@@ -89,66 +89,38 @@ func (s *Store) settleOne(ctx context.Context, tx *sql.Tx, c clock, lim durable.
 	if cancelled {
 		outcome = "cancelled"
 	}
-	exec := func(q string, args ...any) error {
-		_, err := tx.ExecContext(ctx, q, append([]any{s.namespace, o.Key}, args...)...)
-		return err
-	}
-	code := durable.SettleRejected
-	if outcome == string(durable.OutcomeLater) {
-		if postponements < lim.MaxPostponements {
-			// Why it waits is its last error (RetryAfterError's doc), as a retry's.
-			if err := exec(`UPDATE sqlitewheel_task SET place = 'due', at = ?3, postponements = postponements + 1,
-				attempts = attempts - 1, token = NULL, last_error = ?4, unconfirmed = 0
-				WHERE namespace = ?1 AND key = ?2`, c.after(o.Delay), o.Err); err != nil {
-				return 0, err
-			}
-			code = durable.SettlePostponed
-		} else {
-			outcome = string(durable.OutcomeRetry) // out of postponements: a failed attempt
-		}
-	}
-	max := ownMax
-	if max == 0 {
-		max = lim.MaxAttempts
-	}
-	if outcome == string(durable.OutcomeRetry) && attempts >= max {
-		outcome = string(durable.OutcomeDead)
-	}
 	finished := outcome == string(durable.OutcomeDone) || outcome == "cancelled"
-	// The log records what was done, so a later past its bound reads as the
-	// retry or death it became; a done task without retention leaves no log
-	// to read.
+	// A done task without retention leaves no log to read.
 	if retainMs > 0 || !finished {
 		if err := s.remember(ctx, tx, o.Key, d, c.now, outcome, o.Err, o.Result, lim.HistoryLen); err != nil {
 			return 0, err
 		}
+	}
+	exec := func(q string, args ...any) error {
+		_, err := tx.ExecContext(ctx, q, append([]any{s.namespace, o.Key}, args...)...)
+		return err
 	}
 	switch {
 	case finished:
 		if err := s.retire(ctx, tx, o.Key, outcome, c, retainMs); err != nil {
 			return 0, err
 		}
-		code = durable.SettleDone
 		if outcome != string(durable.OutcomeDone) {
-			code = durable.SettleCancelled
+			return durable.SettleCancelled, nil
 		}
+		return durable.SettleDone, nil
 	case outcome == string(durable.OutcomeRelease):
-		if err := exec(`UPDATE sqlitewheel_task SET place = 'due', at = ?3, attempts = attempts - 1,
-			token = NULL, unconfirmed = 0 WHERE namespace = ?1 AND key = ?2`, c.now); err != nil {
-			return 0, err
-		}
-		code = durable.SettleReleased
+		return durable.SettleReleased, exec(`UPDATE sqlitewheel_task SET place = 'due', at = ?3, attempts = attempts - 1,
+			token = NULL, unconfirmed = 0 WHERE namespace = ?1 AND key = ?2`, c.now)
 	case outcome == string(durable.OutcomeDead):
-		if err := s.bury(ctx, tx, o.Key, c, o.Err); err != nil {
-			return 0, err
-		}
-		code = durable.SettleDead
+		return durable.SettleDead, s.bury(ctx, tx, o.Key, c, o.Err)
 	case outcome == string(durable.OutcomeRetry):
-		if err := exec(`UPDATE sqlitewheel_task SET place = 'due', at = ?3, token = NULL, last_error = ?4,
-			unconfirmed = 0 WHERE namespace = ?1 AND key = ?2`, c.after(o.Delay), o.Err); err != nil {
-			return 0, err
-		}
-		code = durable.SettleRetry
+		return durable.SettleRetry, exec(`UPDATE sqlitewheel_task SET place = 'due', at = ?3, token = NULL, last_error = ?4,
+			postponements = 0, unconfirmed = 0 WHERE namespace = ?1 AND key = ?2`, c.after(o.Delay), o.Err)
+	default: // later; Settle refused any other kind
+		// Why it waits is its last error (RetryAfterError's doc), as a retry's.
+		return durable.SettlePostponed, exec(`UPDATE sqlitewheel_task SET place = 'due', at = ?3,
+			postponements = postponements + 1, attempts = attempts - 1, token = NULL, last_error = ?4, unconfirmed = 0
+			WHERE namespace = ?1 AND key = ?2`, c.after(o.Delay), o.Err)
 	}
-	return code, nil
 }

@@ -50,6 +50,10 @@ func Run(t *testing.T, open func(t *testing.T) durable.Store) {
 		{"StatsCountStates", testStatsCountStates},
 		{"AddAndReplaceInOneGroupCommit", testAddAndReplaceInOneGroupCommit},
 		{"RetryAfterZeroWaitsTheBackoff", testRetryAfterZeroWaitsTheBackoff},
+		{"StoreRecordsRetryAtLastAttempt", testStoreRecordsRetryAtLastAttempt},
+		{"StoreRecordsLaterPastMaxPostponements", testStoreRecordsLaterPastMaxPostponements},
+		{"CompleteAtLastAttemptIsDead", testCompleteAtLastAttemptIsDead},
+		{"ForgedTokenCannotChangeAttempts", testForgedTokenCannotChangeAttempts},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.test(t, open) })
 	}

@@ -6,7 +6,8 @@
 -- Reaps up to "reap limit" expired leases, then, unless the shard is paused
 -- (ctl field #paused), leases up to "limit" due tasks with a fresh fencing
 -- token. Returns {now, next, dead trimmed, paused (0 | 1), then per task: key,
--- payload, attempt, due ms, token, task record (m|, "" if none)}, where next
+-- payload, attempt, due ms, token, task record (m|, "" if none),
+-- postponements (r|)}, where next
 -- is the earliest due time (none while paused) or lease deadline left in the
 -- shard (-1 when none), and dead trimmed counts the dead tasks bury dropped.
 if #ARGV ~= 9 then
@@ -80,6 +81,7 @@ if paused == 0 then
       ctlfields[n + i] = 'u|' .. k
       ctlfields[2 * n + i] = 'm|' .. k
       ctlfields[3 * n + i] = 'e|' .. k -- for #retrying: a task leaving due
+      ctlfields[4 * n + i] = 'r|' .. k
       leased[2 * i - 1] = now_up + lease_ms
       leased[2 * i] = k
     end
@@ -110,6 +112,7 @@ if paused == 0 then
       out[#out + 1] = ready[2 * i]
       out[#out + 1] = token
       out[#out + 1] = got[2 * n + i] or ''
+      out[#out + 1] = tonumber(got[4 * n + i] or '0')
     end
     redis.call('HSET', ctl, unpack(fields))
     count('#retrying', -was_retrying)

@@ -1,7 +1,7 @@
--- get: ARGV one or more task keys. Returns, per key, 10 values:
+-- get: ARGV one or more task keys. Returns, per key, 11 values:
 -- key, where ('due', 'lease', 'dead', 'kept', or '' if absent), its score
--- there ('' if absent), then the ctl fields a|, e|, m|, c|, h|, f| ('' for
--- each one missing), then the payload's length in body. get.go decodes it
+-- there ('' if absent), then the ctl fields a|, e|, m|, c|, h|, f|, r| (''
+-- for each one missing), then the payload's length in body. get.go decodes it
 -- (decodeInfo); what the fields hold is in doc.go's key layout.
 --
 -- A key is in at most one of the four sets (keys.lua), so the first hit is
@@ -21,10 +21,10 @@ for _, k in ipairs(ARGV) do
   out[#out + 1] = where
   out[#out + 1] = score
   if where == '' then
-    for _ = 1, 7 do out[#out + 1] = '' end
+    for _ = 1, 8 do out[#out + 1] = '' end
   else
-    local f = redis.call('HMGET', ctl, 'a|' .. k, 'e|' .. k, 'm|' .. k, 'c|' .. k, 'h|' .. k, 'f|' .. k)
-    for i = 1, 6 do out[#out + 1] = f[i] or '' end
+    local f = redis.call('HMGET', ctl, 'a|' .. k, 'e|' .. k, 'm|' .. k, 'c|' .. k, 'h|' .. k, 'f|' .. k, 'r|' .. k)
+    for i = 1, 7 do out[#out + 1] = f[i] or '' end
     out[#out + 1] = redis.call('HSTRLEN', body, k)
   end
 end

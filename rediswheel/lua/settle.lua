@@ -1,29 +1,31 @@
--- settle: ARGV dead cap, max attempts, history length, retention ms, max
--- retained, max postponements; then per task: key, token, outcome, delay ms,
--- error text, result (settle.go's encodeResult text, '' for none: kept in the
--- history entry, never read here). The outcomes are settle.go's outcomeKind
--- names:
+-- settle: ARGV dead cap, history length, retention ms, max retained; then per
+-- task: key, token, outcome, delay ms, error text, result (settle.go's
+-- encodeResult text, '' for none: kept in the history entry, never read
+-- here). The outcomes are durable's OutcomeKind names, each recorded as it
+-- says (durable's state table, in its doc.go): the Queue decided it, and
+-- nothing here looks at attempts or postponements.
 --   done     the handler succeeded: the task is finished
---   retry    it failed: due again after the delay, or buried when out of attempts
---   dead     it failed for good: buried at once
---   release  Run stopped: due again at once, attempt not counted
---   later    RetryAfter: due again after the delay, attempt not counted, the
---            error text stored as the last error, at most "max postponements"
---            times per task; past that a later is a failed attempt (a retry
---            after the delay, or buried)
--- Any other outcome, and any malformed argument, is an error reply before
--- anything is written: a typo must never retry a task. A done task's last
--- error is cleared (retire); the counts #retrying and #cancelled follow each
--- move (common.lua).
+--   retry    it failed: due again after the delay, attempt kept,
+--            postponements (r|) started over
+--   dead     buried at once
+--   release  Run stopped: due again at once, attempt given back
+--   later    RetryAfter or a Flow hand-back: due again after the delay,
+--            attempt given back, one more postponement (r|)
+-- Retry, dead and later store the error text as the last error. The one
+-- override: a task Cancel marked (x|) is finished as cancelled, whatever the
+-- outcome. Any other outcome, and any malformed argument, is an error reply
+-- before anything is written: a typo must never retry a task. A done task's
+-- last error is cleared (retire); the counts #retrying and #cancelled follow
+-- each move (common.lua).
 --
--- Returns one settle code per task (settle.go's settleCode: 0 rejected, the
+-- Returns one settle code per task (durable's SettleCode: 0 rejected, the
 -- token is not the current owner's; 1 done; 2 retry scheduled; 3 dead;
 -- 4 finished as cancelled; 5 released; 6 postponed), then the earliest due
 -- time left in the shard (-1 when none), so the worker can wake for a retry
 -- it has just scheduled, then how many dead tasks and how many retained tasks
 -- this call trimmed.
 local outcomes = {done = true, retry = true, dead = true, release = true, later = true}
-local header = 6
+local header = 4
 if (#ARGV - header) % 6 ~= 0 then
   return redis.error_reply('rediswheel: settle: bad arguments')
 end
@@ -43,8 +45,8 @@ for j = 1, n do
   end
 end
 
-local cap, max, keep = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local retain, max_retained, max_later = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local cap, keep = tonumber(ARGV[1]), tonumber(ARGV[2])
+local retain, max_retained = tonumber(ARGV[3]), tonumber(ARGV[4])
 local now, now_up = now_ms()
 local tfields, xfields = {}, {}
 for j = 1, n do
@@ -54,15 +56,6 @@ for j = 1, n do
 end
 local tokens = redis.call('HMGET', ctl, unpack(tfields))
 local cancelled = redis.call('HMGET', ctl, unpack(xfields))
-
--- max_attempts is the task's own (field 5 of its record m|, see doc.go) or,
--- when it has none, the queue's.
-local function max_attempts(k)
-  local m = redis.call('HGET', ctl, 'm|' .. k)
-  local own = m and tonumber(string.match(m, '^%d+|%d+|%d+|%d+|(%d+)|'))
-  if own and own > 0 then return own end
-  return max
-end
 
 -- Done tasks without retention are forgotten together at the end: two HDELs
 -- per call instead of two per task, as most outcomes are done. Each field
@@ -83,25 +76,6 @@ for j = 1, n do
   -- The fencing check: only the holder of the current token may finish a task.
   if tokens[j] == ARGV[i + 1] and redis.call('ZREM', lease, k) == 1 then
     if cancelled[j] then outcome = 'cancelled' end
-    if outcome == 'later' then
-      if tonumber(redis.call('HGET', ctl, 'r|' .. k) or '0') < max_later then
-        redis.call('HINCRBY', ctl, 'r|' .. k, 1)
-        local a = redis.call('HINCRBY', ctl, 'a|' .. k, -1)
-        redis.call('HDEL', ctl, 't|' .. k)
-        -- Why it waits is its last error (RetryAfterError's doc), as a retry's.
-        redis.call('HSET', ctl, 'e|' .. k, err)
-        redis.call('ZADD', due, delay > 0 and now_up + delay or now, k) -- see now_ms
-        if retrying(a, err) then count('#retrying', 1) end
-        code = 6
-      else
-        outcome = 'retry' -- out of postponements: a failed attempt
-      end
-    end
-    if outcome == 'retry' and tonumber(redis.call('HGET', ctl, 'a|' .. k) or '0') >= max_attempts(k) then
-      outcome = 'dead'
-    end
-    -- The history records what was done, so a later past its bound reads
-    -- as the retry or death it became.
     if retain > 0 or (outcome ~= 'done' and outcome ~= 'cancelled') then
       remember(k, now, outcome, err, keep, result)
     end
@@ -128,11 +102,20 @@ for j = 1, n do
       trimmed = trimmed + bury(k, now, err, cap)
       code = 3
     elseif outcome == 'retry' then
-      redis.call('HDEL', ctl, 't|' .. k)
+      redis.call('HDEL', ctl, 't|' .. k, 'r|' .. k)
       redis.call('HSET', ctl, 'e|' .. k, err)
       redis.call('ZADD', due, delay > 0 and now_up + delay or now, k) -- see now_ms
       count('#retrying', 1) -- its attempt was counted
       code = 2
+    else -- later
+      redis.call('HINCRBY', ctl, 'r|' .. k, 1)
+      local a = redis.call('HINCRBY', ctl, 'a|' .. k, -1)
+      redis.call('HDEL', ctl, 't|' .. k)
+      -- Why it waits is its last error (RetryAfterError's doc), as a retry's.
+      redis.call('HSET', ctl, 'e|' .. k, err)
+      redis.call('ZADD', due, delay > 0 and now_up + delay or now, k) -- see now_ms
+      if retrying(a, err) then count('#retrying', 1) end
+      code = 6
     end
   end
   res[j] = code
