@@ -279,7 +279,13 @@ func (b *bucket) retire() {
 	// set for, or a caller's advance, to take and release, unless a timer
 	// lands in it first. If b becomes the head after this look, the queue
 	// asks the shard (see dropVacant), which then holds b vacant.
-	if 2*(len(s.vacant)+1) > s.buckets || !w.queue.Early() && w.startOf(b.expiration) <= w.queue.Next() {
+	if len(s.vacant) == 1 && !s.vacantFit(2) && w.queue.Early() {
+		// The one vacant bucket an early queue's shard may keep beyond the
+		// bound (vacantFit) is the latest emptied: a timer armed and
+		// stopped in turn lands in b's slot now, no longer in the older one.
+		s.vacant[0].withdraw()
+	}
+	if !s.vacantFit(len(s.vacant)+1) || !w.queue.Early() && w.startOf(b.expiration) <= w.queue.Next() {
 		b.withdraw()
 		return
 	}

@@ -105,7 +105,7 @@ func (s *shard) bucketAt(l int, index int64) *bucket {
 // keptTable pages), not by the timers once pending.
 func (s *shard) release(b *bucket) {
 	s.drop(b)
-	for 2*len(s.vacant) > s.buckets {
+	for !s.vacantFit(len(s.vacant)) {
 		a := s.vacant[len(s.vacant)-1]
 		s.wheel.queue.Remove(a) // nothing to do for one the queue dropped
 		a.expiration = noExpiration
@@ -115,6 +115,17 @@ func (s *shard) release(b *bucket) {
 		clear(s.free[freeIdle:])
 		s.free = s.free[:freeIdle]
 	}
+}
+
+// vacantFit reports whether n vacant buckets keep the shard's bound: at
+// most as many as the others, plus, on an early queue, one: the bucket a
+// timer alone in its shard leaves when stopped, kept for its next arming,
+// which lands in it again while its slot lasts. Left queued, it costs at
+// most the one ring the early alarm was set for (delayqueue's lazy.go);
+// withdrawn, every AfterFunc+Stop of a lone timer paid an Offer, a Remove
+// and a release (docs/design/vacant.md).
+func (s *shard) vacantFit(n int) bool {
+	return 2*n <= s.buckets || n == 1 && s.wheel.queue.Early()
 }
 
 // drop takes b out of its level and of the vacant list, releasing the

@@ -91,17 +91,26 @@ func TestTakenVacantHeadIsTheFlushs(t *testing.T) {
 	defer tw.Stop()
 	oneShard(tw)
 	require.True(t, tw.queue.Early())
-	far := tw.AfterFunc(time.Hour, noop)
+	var far [3]*Timer // in three buckets of their own
+	for i := range far {
+		far[i] = tw.AfterFunc(time.Duration(i+1)*time.Hour, noop)
+	}
 	head := tw.AfterFunc(2*time.Millisecond, noop)
-	require.True(t, head.Stop()) // its bucket stays queued, vacant
+	require.True(t, far[0].Stop()) // vacant: 1 of 4 buckets
+	require.True(t, head.Stop())   // its bucket stays queued, vacant: 2 of 4
+	require.Equal(t, 2, vacantCount(t, tw))
 	require.Eventually(t, func() bool { return tw.queue.Next() <= tw.queue.Now() }, 30*time.Second, time.Millisecond)
 	b, ok := tw.take(tw.queue.Now())
 	require.True(t, ok)
-	require.True(t, far.Stop()) // releases far's bucket: one vacant bucket would be over the bound
+	// Were the taken bucket still listed vacant, one more would be over
+	// the bound: this Stop would withdraw far[1]'s bucket, and its release
+	// the last vacant one, the taken bucket.
+	require.True(t, far[1].Stop())
 	var ready []func()
 	n, done := b.shard.flush(b, chunk, &ready)
 	require.Zero(t, n)
 	require.True(t, done)
-	require.Zero(t, vacantCount(t, tw))
-	require.Zero(t, tw.shards[0].buckets, "a bucket is left, or one was released twice")
+	require.Equal(t, 1, vacantCount(t, tw), "one bucket is kept vacant (vacantFit)")
+	require.Equal(t, 2, tw.shards[0].buckets, "far[2]'s and the vacant one should be left, or one was released twice")
+	require.True(t, far[2].Stop())
 }

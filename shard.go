@@ -58,13 +58,14 @@ type shard struct {
 	// trimBlocks).
 	freeBlocks []*block
 	// buckets counts the shard's buckets (those in its levels' pages), and
-	// vacant lists the vacant ones (see bucket), at most half of them: so
-	// vacant buckets are at most as many as the others, each of which holds
-	// a timer or is being flushed. release withdraws the last vacant ones
-	// when a bucket goes, and retire withdraws a bucket instead of leaving
-	// it vacant when one more would break the bound. So a shard whose every
-	// timer was stopped holds no bucket, and a timer alone in its shard is
-	// withdrawn when stopped.
+	// vacant lists the vacant ones (see bucket), at most half of them, or
+	// one on an early queue (vacantFit): so vacant buckets are at most as
+	// many as the others, each of which holds a timer or is being flushed,
+	// plus one. release withdraws the last vacant ones when a bucket goes,
+	// and retire withdraws a bucket instead of leaving it vacant when one
+	// more would break the bound. So a shard whose every timer was stopped
+	// holds at most one bucket, vacant, on the System clock and none on
+	// another clock.
 	buckets int
 	vacant  []*bucket
 
@@ -332,6 +333,9 @@ func (s *shard) stop() {
 				}
 			}
 		}
+	}
+	for _, b := range s.vacant {
+		b.vacant = 0 // a ring under way may still take it from the queue
 	}
 	s.levels, s.free, s.freeBlocks, s.freePage = nil, nil, nil, nil
 	s.buckets, s.vacant = 0, nil
