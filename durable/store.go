@@ -250,9 +250,10 @@ type ClaimedTask struct {
 	Due     int64 // Unix ms; at or before Claimed.Now
 	// OriginalDue is the due time Add or Replace gave the task (Due if the
 	// store does not know it); Reschedule leaves it.
-	OriginalDue int64
-	Token       string // fencing token of this delivery
-	Policy      Policy
+	OriginalDue   int64
+	Token         string // fencing token of this delivery
+	Policy        Policy
+	Postponements int // Laters in a row before this delivery
 }
 
 // Lease names one delivery for Store.Extend.
