@@ -50,15 +50,23 @@ func Run(t *testing.T, open func(t *testing.T) durable.Store) {
 		{"StatsCountStates", testStatsCountStates},
 		{"AddAndReplaceInOneGroupCommit", testAddAndReplaceInOneGroupCommit},
 		{"RetryAfterZeroWaitsTheBackoff", testRetryAfterZeroWaitsTheBackoff},
+		{"Add", testMethodAdd},
+		{"Claim", testMethodClaim},
+		{"Extend", testMethodExtend},
+		{"Settle", testMethodSettle},
+		{"Cancel", testMethodCancel},
+		{"Reschedule", testMethodReschedule},
+		{"Requeue", testMethodRequeue},
+		{"Get", testMethodGet},
+		{"List", testMethodList},
+		{"Dead", testMethodDead},
+		{"Stats", testMethodStats},
+		{"Pause", testMethodPause},
+		{"Periodic", testMethodPeriodic},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.test(t, open) })
 	}
 }
-
-// patience bounds every wait on something that should happen soon: long
-// enough that a loaded machine never trips it, finite so that a broken
-// store fails the test with a message instead of hanging it.
-const patience = 30 * time.Second
 
 // newQueue is a Queue on st with opts; its Run's retried errors go to t.Log.
 func newQueue(t *testing.T, st durable.Store, opts durable.Options) *durable.Queue {
@@ -74,7 +82,7 @@ func newQueue(t *testing.T, st durable.Store, opts durable.Options) *durable.Que
 }
 
 // run runs q.Run(h) until t ends or the returned stop is called; stop waits
-// for Run to return, at most patience.
+// for Run to return, at most Patience.
 func run(t *testing.T, q *durable.Queue, h durable.Handler) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -92,35 +100,23 @@ func run(t *testing.T, q *durable.Queue, h durable.Handler) (stop func()) {
 			if err != nil {
 				t.Errorf("Run returned %v", err)
 			}
-		case <-time.After(patience):
-			t.Errorf("Run did not return within %v of its context ending", patience)
+		case <-time.After(Patience):
+			t.Errorf("Run did not return within %v of its context ending", Patience)
 		}
 	}
 	t.Cleanup(stop)
 	return stop
 }
 
-// await receives from ch, failing t if nothing comes within patience.
+// await receives from ch, failing t if nothing comes within Patience.
 func await[T any](t *testing.T, ch <-chan T, what string) T {
 	t.Helper()
 	select {
 	case v := <-ch:
 		return v
-	case <-time.After(patience):
-		t.Fatalf("timed out after %v waiting for %s", patience, what)
+	case <-time.After(Patience):
+		t.Fatalf("timed out after %v waiting for %s", Patience, what)
 		panic("unreachable")
-	}
-}
-
-// eventually polls cond every 10ms until it holds, failing t after patience.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(patience)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", patience, what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -143,7 +139,7 @@ func claimKey(t *testing.T, q *durable.Queue, st durable.Store, key string, leas
 	t.Helper()
 	var got *durable.ClaimedTask
 	part := -1
-	eventually(t, "a claim of "+key, func() bool {
+	Eventually(t, "a claim of "+key, func() bool {
 		for p := range st.Partitions() {
 			c, err := st.Claim(context.Background(), p, 1, lease, q.Limits())
 			if err != nil {
