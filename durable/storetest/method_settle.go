@@ -50,14 +50,14 @@ func testMethodSettle(t *testing.T, open func(t *testing.T) durable.Store) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(t, open, durable.Options{MaxAttempts: 5})
-			if c.lim != nil {
-				c.lim(&f.lim)
-			}
 			// The second delivery of a task whose first failed ("first"),
-			// retried at once.
+			// retried at once; then the case's limits.
 			f.add("k", f.past, "p")
 			f.settle(f.claimOne("k", time.Hour), durable.Outcome{Kind: durable.OutcomeRetry, Err: "first"})
 			d := f.claimOne("k", time.Hour)
+			if c.lim != nil {
+				c.lim(&f.lim)
+			}
 			if c.cancel {
 				if r, err := f.st.Cancel(f.ctx, "k", f.lim.Retention, f.lim.MaxRetained); err != nil || !r.Found {
 					t.Fatalf("Cancel: %+v, %v", r, err)
