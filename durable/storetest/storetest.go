@@ -63,6 +63,7 @@ func Run(t *testing.T, open func(t *testing.T) durable.Store) {
 		{"Stats", testMethodStats},
 		{"Pause", testMethodPause},
 		{"Periodic", testMethodPeriodic},
+		{"Model", testModel},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.test(t, open) })
 	}
