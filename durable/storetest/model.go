@@ -8,9 +8,10 @@ import "github.com/go-timingwheel/timingwheel/durable"
 // either "now" (due by the next claim) or at least a bound; the test keeps
 // every other time far in the past or the future.
 type model struct {
-	tasks     map[string]*modelTask
-	retention bool // Limits.Retention > 0: finished tasks are kept
-	paused    bool
+	tasks      map[string]*modelTask
+	retention  bool // Limits.Retention > 0: finished tasks are kept
+	historyLen int  // Limits.HistoryLen
+	paused     bool
 }
 
 // modelTask is one key's task in the model.
@@ -21,9 +22,10 @@ type modelTask struct {
 	attempts      int
 	postponements int
 	lastErr       string
-	token         string // in flight: the current delivery's
-	part          int    // in flight: the partition that leased it
-	cancelled     bool   // in flight: Cancel came
+	token         string   // in flight: the current delivery's
+	part          int      // in flight: the partition that leased it
+	cancelled     bool     // in flight: Cancel came
+	history       []string // the outcomes of its last deliveries, oldest first
 }
 
 // dueTime is a due time as the model knows it: exact (Add, Reschedule), or
@@ -54,8 +56,8 @@ func (t *modelTask) setDue(d dueTime) {
 	}
 }
 
-// add applies an Add or Replace of key and returns its status.
-func (m *model) add(key string, size int, at int64, replace bool) durable.AddStatus {
+// add applies an Add or Replace of key, due at at, and returns its status.
+func (m *model) add(key string, size int, at dueTime, replace bool) durable.AddStatus {
 	t := m.tasks[key]
 	switch {
 	case t != nil && !replace:
@@ -64,7 +66,7 @@ func (m *model) add(key string, size int, at int64, replace bool) durable.AddSta
 		return durable.AddInFlight
 	}
 	t = &modelTask{size: size}
-	t.setDue(dueTime{exact: at})
+	t.setDue(at)
 	m.tasks[key] = t
 	return durable.AddStored
 }
@@ -97,6 +99,17 @@ func (m *model) settle(o durable.Outcome, bound int64) durable.SettleCode {
 		return durable.SettleRejected
 	}
 	t.token = ""
+	outcome := string(o.Kind)
+	if t.cancelled {
+		outcome = string(durable.StateCancelled)
+	}
+	// A finished task without retention leaves no history to read.
+	if m.retention || (outcome != string(durable.OutcomeDone) && outcome != string(durable.StateCancelled)) {
+		t.history = append(t.history, outcome)
+		if over := len(t.history) - m.historyLen; over > 0 {
+			t.history = t.history[over:]
+		}
+	}
 	due := dueTime{now: true}
 	if o.Delay > 0 {
 		due = dueTime{after: bound + o.Delay}

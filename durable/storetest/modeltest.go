@@ -39,7 +39,7 @@ func modelRun(t *testing.T, open func(t *testing.T) durable.Store, seed uint64, 
 	f := newFixture(t, open, opts)
 	f.lim.MaxDead, f.lim.MaxRetained = 1000, 1000 // no trims: the model keeps every task
 	rng := rand.New(rand.NewPCG(seed, seed))
-	m := &model{tasks: map[string]*modelTask{}, retention: retain}
+	m := &model{tasks: map[string]*modelTask{}, retention: retain, historyLen: f.lim.HistoryLen}
 	testNow := time.Now().UnixMilli()
 	var stale []claimed // past deliveries, for settles and extends with old tokens
 	pick := func() string { return modelKeys[rng.IntN(len(modelKeys))] }
@@ -75,10 +75,18 @@ func modelRun(t *testing.T, open func(t *testing.T) durable.Store, seed uint64, 
 			t.Fatalf("op %d on %q: %s", i, key, fmt.Sprintf(format, args...))
 		}
 		switch op := rng.IntN(12); op {
-		case 0, 1: // Add or Replace
-			size, replace, due := rng.IntN(16), rng.IntN(3) == 0, at()
+		case 0, 1: // Add or Replace, at a time or after a delay
+			size, replace := rng.IntN(16), rng.IntN(3) == 0
+			r := &durable.AddRequest{Key: key, Payload: []byte(strings.Repeat("x", size)), At: at(), Replace: replace}
+			due := dueTime{exact: r.At}
+			if rng.IntN(4) == 0 {
+				r.Relative, r.At = true, delay()
+				due = dueTime{now: r.At == 0}
+				if r.At > 0 {
+					due = dueTime{after: time.Now().UnixMilli() + r.At}
+				}
+			}
 			want := m.add(key, size, due, replace)
-			r := &durable.AddRequest{Key: key, Payload: []byte(strings.Repeat("x", size)), At: due, Replace: replace}
 			f.st.Add(f.ctx, []*durable.AddRequest{r})
 			if r.Err != nil || r.Status != want {
 				fail("Add (replace %v): %d, %v, want %d", replace, r.Status, r.Err, want)
@@ -208,7 +216,12 @@ func modelGet(t *testing.T, f *fixture, m *model, key, when string) {
 	case mt == nil || info == nil:
 		t.Fatalf("%s: Get %q: %+v, the model has %+v", when, key, info, mt)
 	}
-	if info.State != mt.state || info.Attempts != mt.attempts || info.LastError != mt.lastErr || info.PayloadSize != mt.size {
+	var history []string
+	for _, d := range info.History {
+		history = append(history, d.Outcome)
+	}
+	if info.State != mt.state || info.Attempts != mt.attempts || info.LastError != mt.lastErr || info.PayloadSize != mt.size ||
+		!slices.Equal(history, mt.history) {
 		t.Fatalf("%s: Get %q: %+v, the model has %+v", when, key, info, mt)
 	}
 	if mt.inDue() {
