@@ -1,8 +1,11 @@
 // Package storetest is the behavioural suite of durable's delivery contract:
 // every Store runs it, and a store that passes it keeps the contract as
-// package durable states it. Its tests go through the Queue's public API,
-// and through the Store itself only where the contract speaks of the store
-// (a worker that vanishes after a claim, a stale fencing token).
+// package durable states it. Its tests come in three kinds: features through
+// the Queue's public API; one subtest per Store method (Add, Claim, ...,
+// Periodic: method_*.go), calling the store directly with table cases; and
+// Model (modeltest.go), random sequences of every operation held to a
+// trivially correct reference (model.go). Eventually is the one wait helper
+// of the stores' tests and durable's.
 //
 // A store's tests call Run with a func that opens a fresh, empty store for
 // one test (a new Redis namespace, a new database schema) and cleans it up
