@@ -22,6 +22,10 @@ const patience = storetest.Patience
 
 var eventually = storetest.Eventually
 
+// maxSleep is an idle Run's longest sleep without Options.PollInterval: a
+// test that waits for a claim that must not come waits longer.
+const maxSleep = durable.DefaultPollInterval
+
 // newQueue returns a Queue with opts on a fresh memstore of parts partitions.
 func newQueue(t testing.TB, parts int, opts durable.Options) *durable.Queue {
 	t.Helper()
