@@ -34,6 +34,15 @@ func newQueue(t testing.TB, parts int, opts durable.Options) *durable.Queue {
 	return q
 }
 
+// sameStore returns another Queue, with opts, on q's store: another
+// process's, which shares the tasks but not q's wake-ups.
+func sameStore(t testing.TB, q *durable.Queue, opts durable.Options) *durable.Queue {
+	t.Helper()
+	other, err := durable.New(q.Store(), opts)
+	require.NoError(t, err)
+	return other
+}
+
 // run runs q.Run(h) until t ends or the returned stop is called; stop waits
 // for Run to return, at most patience.
 func run(t testing.TB, q *durable.Queue, h durable.Handler) (stop func()) {
