@@ -59,6 +59,28 @@ func testMethodClaim(t *testing.T, open func(t *testing.T) durable.Store) {
 		}
 	})
 
+	t.Run("limit", func(t *testing.T) {
+		f := newFixture(t, open, durable.Options{})
+		for _, k := range []string{"a", "b", "c"} {
+			f.add(k, f.past, "")
+		}
+		leased := map[string]bool{}
+		for claims := 0; len(leased) < 3; claims++ {
+			if claims > 3*f.st.Partitions() {
+				t.Fatalf("leased %v after %d claims of limit 1, want all 3", leased, claims)
+			}
+			for p := range f.st.Partitions() {
+				c, err := f.st.Claim(f.ctx, p, 1, time.Hour, f.lim)
+				if err != nil || len(c.Tasks) > 1 {
+					t.Fatalf("Claim limit 1: %+v, %v", c, err)
+				}
+				for _, ct := range c.Tasks {
+					leased[ct.Key] = true
+				}
+			}
+		}
+	})
+
 	t.Run("next", func(t *testing.T) {
 		f := newFixture(t, open, durable.Options{})
 		f.add("later", f.future, "")
