@@ -127,6 +127,31 @@ func testMethodClaim(t *testing.T, open func(t *testing.T) durable.Store) {
 		}
 	})
 
+	// Unconfirmed claims give their attempt back only lim.MaxUnconfirmed
+	// times in a row: a worker that dies before every first heartbeat
+	// still uses up the task's attempts.
+	t.Run("reap/unconfirmed past the bound", func(t *testing.T) {
+		f := newFixture(t, open, durable.Options{})
+		f.lim.MaxUnconfirmed = 1
+		f.add("k", f.past, "")
+		for want := range 2 {
+			f.claimOne("k", durable.MinLease)
+			if err := f.st.Pause(f.ctx, true); err != nil {
+				t.Fatal(err)
+			}
+			Eventually(t, "the lease reaped", func() bool {
+				f.claim(time.Hour)
+				return f.state("k") != durable.StateInFlight
+			})
+			if info := f.get("k"); info.Attempts != want || info.State != durable.StateRetrying {
+				t.Errorf("after %d unconfirmed claims: %+v, want %d attempts", want+1, info, want)
+			}
+			if err := f.st.Pause(f.ctx, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+
 	// A lease that runs out is reaped by a later claim: due again with
 	// "lease expired", its attempt counted only if a heartbeat or settle
 	// confirmed it; dead when out of attempts; finished if cancelled.
