@@ -35,7 +35,9 @@ type Store struct {
 }
 
 // A partition holds its tasks under mu: every operation on it holds mu from
-// its clock reading to its reply, which makes it atomic.
+// its clock reading to its reply, which makes it atomic. Lock order: only
+// List holds several partitions' locks at once, taken in partition order;
+// regMu is never held with one.
 type partition struct {
 	mu     sync.Mutex
 	tasks  map[string]*task
