@@ -91,16 +91,20 @@ func testMethodList(t *testing.T, open func(t *testing.T) durable.Store) {
 	}
 }
 
-// listedBefore reports whether a may be listed before b in state s: by due
-// time for the states that have one, then by key. The others are ordered by
-// a time Get does not tell (death, retention's end); for them only keys of
-// equal finish times are checked, as the fixture makes them in order.
+// listedBefore reports whether a may be listed before b in state s: by
+// their time in s, then by key. Get tells that time for a task due or in
+// flight (Due) and a dead one (Finished, its death); a retained task is
+// listed by its retention's end, Finished plus the retention rounded from
+// the store's clock, which may put it a millisecond after a task that
+// finished in the same millisecond with a greater key.
 func listedBefore(s durable.State, a, b durable.TaskInfo) bool {
-	at, bt := a.Finished, b.Finished
-	if s == durable.StateScheduled || s == durable.StateRetrying || s == durable.StateInFlight {
-		at, bt = a.Due, b.Due
+	switch s {
+	case durable.StateScheduled, durable.StateRetrying, durable.StateInFlight:
+		return a.Due.Before(b.Due) || a.Due.Equal(b.Due) && a.Key < b.Key
+	case durable.StateDead:
+		return a.Finished.Before(b.Finished) || a.Finished.Equal(b.Finished) && a.Key < b.Key
 	}
-	return at.Before(bt) || at.Equal(bt) && a.Key < b.Key
+	return !a.Finished.After(b.Finished.Add(time.Millisecond))
 }
 
 // Store.Dead lists up to limit dead tasks per partition, oldest first in
