@@ -256,3 +256,36 @@ func TestObserverSeesStoreErrors(t *testing.T) {
 	// Claimed event and before Run's report, which leaves it out.
 	assert.InDelta(t, len(ev.claims), ops[durable.OpClaim], 1, "one error per failed claim")
 }
+
+// Dead tasks a claim's reaping drops past MaxDead reach the Observer too,
+// not only a settle's: three leases run out on their last attempt in a
+// partition that keeps one dead task.
+func TestClaimReportsDeadTrimmed(t *testing.T) {
+	tr := &trims{}
+	q := newQueue(t, 1, durable.Options{MaxDead: 1, MaxAttempts: 1, Lease: durable.MinLease, Observer: tr})
+	ctx := context.Background()
+	for i := range 3 {
+		_, err := q.Add(ctx, fmt.Sprint("k", i), nil, time.Now().Add(-time.Second))
+		require.NoError(t, err)
+	}
+	// Claimed by a worker that then vanishes, its deliveries confirmed (as
+	// by a heartbeat), so that their expiry counts the attempt.
+	st := q.Store()
+	got, err := st.Claim(ctx, 0, 3, durable.MinLease, q.Limits())
+	require.NoError(t, err)
+	require.Len(t, got.Tasks, 3)
+	var leases []durable.Lease
+	for _, ct := range got.Tasks {
+		leases = append(leases, durable.Lease{Key: ct.Key, Token: ct.Token})
+	}
+	_, err = st.Extend(ctx, 0, durable.MinLease, leases)
+	require.NoError(t, err)
+	// A Run's claims reap the leases once they run out, and report what
+	// the reaping trimmed.
+	run(t, q, func(context.Context, durable.Task) error { return nil })
+	eventually(t, "the leases reaped and the trims reported", func() bool {
+		return totals(t, q).InFlight == 0 && tr.n.Load() == 2
+	})
+	assert.Equal(t, durable.ShardStats{Dead: 1}, totals(t, q))
+	assert.Equal(t, int64(2), tr.n.Load())
+}
