@@ -15,6 +15,11 @@ import (
 // periodic tests here need: scheduled tasks (Add, Cancel, Get) and the
 // periodic registry, by the local clock, with lua/periodic.lua's rules. Any
 // other operation panics (the embedded nil Store).
+//
+// It is not the package memstore, the whole in-memory Store, because these
+// tests are inside package durable, which cannot import a package that
+// imports durable; the tests that need a whole store are package
+// durable_test, on memstore (memqueue_test.go).
 type memStore struct {
 	Store
 	mu       sync.Mutex

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-timingwheel/timingwheel/durable"
+	"github.com/go-timingwheel/timingwheel/durable/storetest"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 )
@@ -62,18 +63,8 @@ func testPool(t *testing.T, size int32) *pgxpool.Pool {
 	return pool
 }
 
-// eventually polls cond every 10 ms until it holds, failing t after
-// patience.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(patience)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", patience, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+// eventually is storetest's, the one wait helper of the stores' tests.
+var eventually = storetest.Eventually
 
 // await receives from ch, failing t if nothing comes within patience.
 func await[T any](t *testing.T, ch <-chan T, what string) T {

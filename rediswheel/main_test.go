@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-timingwheel/timingwheel/durable/storetest"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -129,17 +130,9 @@ func run(t testing.TB, q *testQueue, h Handler) (stop func()) {
 	return stop
 }
 
-// eventually polls cond every 10ms until it holds or timeout passes.
-func eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+// eventually is storetest's, the one wait helper of the stores' tests,
+// with its bound given.
+var eventually = storetest.EventuallyWithin
 
 // patience bounds every wait of a test on something that should happen soon
 // (a delivery, a callback, a goroutine): generous, so that a loaded machine

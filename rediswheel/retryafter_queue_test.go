@@ -3,57 +3,12 @@ package rediswheel
 import (
 	"context"
 	"errors"
-	"net/http"
-	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// TestHTTPRetryAfterQueue runs a callback answered "429, Retry-After: 1" twice through a real
-// Queue on REDISWHEEL_ADDR with MaxAttempts 1: the postponements use up no attempt, so the third
-// delivery succeeds, and none comes before the receiver asked.
-func TestHTTPRetryAfterQueue(t *testing.T) {
-	q := newQueue(t, standalone(t), Options{Shards: 2, Lease: 5 * time.Second, MaxAttempts: 1})
-	var mu sync.Mutex
-	var arrivals []time.Time
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		defer mu.Unlock()
-		arrivals = append(arrivals, time.Now())
-		if len(arrivals) <= 2 {
-			w.Header().Set("Retry-After", "1")
-			http.Error(w, "slow down", http.StatusTooManyRequests)
-		}
-	}))
-	defer srv.Close()
-	stop := run(t, q, HTTPHandler(srv.Client()))
-
-	added, err := q.AddHTTP(context.Background(), "hook", HTTPTask{URL: srv.URL, Method: "POST"}, time.Now())
-	require.NoError(t, err)
-	require.True(t, added)
-	eventually(t, patience, "the callback done", func() bool {
-		mu.Lock()
-		n := len(arrivals)
-		mu.Unlock()
-		return n == 3 && totals(t, q) == ShardStats{}
-	})
-	stop()
-
-	mu.Lock()
-	defer mu.Unlock()
-	for i := 1; i < len(arrivals); i++ {
-		// Retry-After is whole seconds and due times whole milliseconds of the Redis clock: allow
-		// for the rounding and the clocks, never for a delivery that ignored the header.
-		assert.GreaterOrEqual(t, arrivals[i].Sub(arrivals[i-1]), 900*time.Millisecond, "delivery %d came early", i+1)
-	}
-	dead, err := q.Dead(context.Background(), 10)
-	require.NoError(t, err)
-	assert.Empty(t, dead, "a RetryAfter is not a failed attempt")
-}
 
 // The error a RetryAfterError carries is the task's last error, as its doc
 // promises: Get shows why the task waits (a postponed task reads as retrying,

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/go-timingwheel/timingwheel/durable"
+	"github.com/go-timingwheel/timingwheel/durable/storetest"
 )
 
 // The durability tests run their writer in a child process, this test
@@ -290,14 +291,5 @@ func TestKilledWorkerTasksAreRedeliveredAfterTheLease(t *testing.T) {
 	})
 }
 
-// eventually polls cond every 10ms until it holds, failing t after patience.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(patience)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", patience, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+// eventually is storetest's, the one wait helper of the stores' tests.
+var eventually = storetest.Eventually

@@ -201,7 +201,7 @@ func testCancelInFlightIsFinal(t *testing.T, open func(t *testing.T) durable.Sto
 	if cause := await(t, causes, "the handler's context cancelled"); !errors.Is(cause, durable.ErrCanceled) {
 		t.Errorf("cause %v, want ErrCanceled", cause)
 	}
-	eventually(t, "the task gone", func() bool {
+	Eventually(t, "the task gone", func() bool {
 		_, err := q.Get(ctx, "k")
 		return errors.Is(err, durable.ErrNotFound)
 	})
@@ -238,7 +238,7 @@ func testRetriesThenDeadThenRequeue(t *testing.T, open func(t *testing.T) durabl
 		}
 	}
 	var dead []durable.DeadTask
-	eventually(t, "the task dead", func() bool {
+	Eventually(t, "the task dead", func() bool {
 		var err error
 		dead, err = q.Dead(ctx, 10)
 		return err == nil && len(dead) == 1
@@ -254,7 +254,7 @@ func testRetriesThenDeadThenRequeue(t *testing.T, open func(t *testing.T) durabl
 	if got := await(t, attempts, "the requeued delivery"); got != 1 {
 		t.Errorf("requeued delivery's attempt %d, want 1 (attempts reset)", got)
 	}
-	eventually(t, "the task done", func() bool { return totals(t, q) == durable.ShardStats{} })
+	Eventually(t, "the task done", func() bool { return totals(t, q) == durable.ShardStats{} })
 }
 
 // At least once: a task claimed by a worker that vanishes (no heartbeat, no
@@ -347,7 +347,7 @@ func testLostClaimReplyCountsNoAttempt(t *testing.T, open func(t *testing.T) dur
 	if tk.Attempt != 1 {
 		t.Errorf("attempt %d after a lost claim reply, want 1", tk.Attempt)
 	}
-	eventually(t, "the task done", func() bool { return totals(t, q) == durable.ShardStats{} })
+	Eventually(t, "the task done", func() bool { return totals(t, q) == durable.ShardStats{} })
 	if dead, err := q.Dead(ctx, 10); err != nil || len(dead) != 0 {
 		t.Errorf("dead tasks %+v, %v: the lost claim counted an attempt", dead, err)
 	}

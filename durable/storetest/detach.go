@@ -51,7 +51,7 @@ func testDetachThenComplete(t *testing.T, open func(t *testing.T) durable.Store)
 	if b := await(t, seen, "the delivery of b while a is detached (its handler slot freed)"); b.Key != "b" {
 		t.Fatalf("delivered %q, want b", b.Key)
 	}
-	eventually(t, "a in flight until its deadline", func() bool {
+	Eventually(t, "a in flight until its deadline", func() bool {
 		info, err := q.Get(ctx, "a")
 		// Due is the lease's end: Extend moved it about an hour on, far past
 		// any heartbeat's Lease (30s by default).
@@ -83,7 +83,7 @@ func testDetachThenComplete(t *testing.T, open func(t *testing.T) durable.Store)
 	}
 	// b's settle is batched by its worker and may land after this: wait
 	// for it rather than read Stats once.
-	eventually(t, "nothing left after a's Complete and b's settle", func() bool {
+	Eventually(t, "nothing left after a's Complete and b's settle", func() bool {
 		return totals(t, q) == (durable.ShardStats{})
 	})
 	if code, err := q.Complete(ctx, "a", a.Token, nil); !errors.Is(err, durable.ErrStaleToken) {
@@ -155,7 +155,7 @@ func testDetachFail(t *testing.T, open func(t *testing.T) durable.Store) {
 		t.Fatal(err)
 	}
 	c := await(t, seen, "the delivery of c")
-	eventually(t, "c detached", func() bool {
+	Eventually(t, "c detached", func() bool {
 		info, err := q.Get(ctx, "c")
 		return err == nil && info.Due.After(time.Now().Add(50*time.Minute))
 	})

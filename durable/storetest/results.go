@@ -17,7 +17,7 @@ func runUntil(t *testing.T, q *durable.Queue, h durable.Handler, key string, wan
 	t.Helper()
 	stop := run(t, q, h)
 	var info durable.TaskInfo
-	eventually(t, fmt.Sprintf("%s %s", key, want), func() bool {
+	Eventually(t, fmt.Sprintf("%s %s", key, want), func() bool {
 		var err error
 		info, err = q.Get(context.Background(), key)
 		return err == nil && info.State == want

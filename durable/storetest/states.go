@@ -55,7 +55,7 @@ func testStatsCountStates(t *testing.T, open func(t *testing.T) durable.Store) {
 	if err := q.Pause(ctx); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the lost lease reaped", func() bool {
+	Eventually(t, "the lost lease reaped", func() bool {
 		for p := range st.Partitions() {
 			if _, err := st.Claim(ctx, p, 1, time.Hour, q.Limits()); err != nil {
 				t.Fatalf("Claim: %v", err)

@@ -1,8 +1,11 @@
 // Package storetest is the behavioural suite of durable's delivery contract:
 // every Store runs it, and a store that passes it keeps the contract as
-// package durable states it. Its tests go through the Queue's public API,
-// and through the Store itself only where the contract speaks of the store
-// (a worker that vanishes after a claim, a stale fencing token).
+// package durable states it. Its tests come in three kinds: features through
+// the Queue's public API; one subtest per Store method (Add, Claim, ...,
+// Periodic: method_*.go), calling the store directly with table cases; and
+// Model (modeltest.go), random sequences of every operation held to a
+// trivially correct reference (model.go). Eventually is the one wait helper
+// of the stores' tests and durable's.
 //
 // A store's tests call Run with a func that opens a fresh, empty store for
 // one test (a new Redis namespace, a new database schema) and cleans it up
@@ -54,15 +57,24 @@ func Run(t *testing.T, open func(t *testing.T) durable.Store) {
 		{"StoreRecordsLaterPastMaxPostponements", testStoreRecordsLaterPastMaxPostponements},
 		{"CompleteAtLastAttemptIsDead", testCompleteAtLastAttemptIsDead},
 		{"ForgedTokenCannotChangeAttempts", testForgedTokenCannotChangeAttempts},
+		{"Add", testMethodAdd},
+		{"Claim", testMethodClaim},
+		{"Extend", testMethodExtend},
+		{"Settle", testMethodSettle},
+		{"Cancel", testMethodCancel},
+		{"Reschedule", testMethodReschedule},
+		{"Requeue", testMethodRequeue},
+		{"Get", testMethodGet},
+		{"List", testMethodList},
+		{"Dead", testMethodDead},
+		{"Stats", testMethodStats},
+		{"Pause", testMethodPause},
+		{"Periodic", testMethodPeriodic},
+		{"Model", testModel},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.test(t, open) })
 	}
 }
-
-// patience bounds every wait on something that should happen soon: long
-// enough that a loaded machine never trips it, finite so that a broken
-// store fails the test with a message instead of hanging it.
-const patience = 30 * time.Second
 
 // newQueue is a Queue on st with opts; its Run's retried errors go to t.Log.
 func newQueue(t *testing.T, st durable.Store, opts durable.Options) *durable.Queue {
@@ -78,7 +90,7 @@ func newQueue(t *testing.T, st durable.Store, opts durable.Options) *durable.Que
 }
 
 // run runs q.Run(h) until t ends or the returned stop is called; stop waits
-// for Run to return, at most patience.
+// for Run to return, at most Patience.
 func run(t *testing.T, q *durable.Queue, h durable.Handler) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -96,35 +108,23 @@ func run(t *testing.T, q *durable.Queue, h durable.Handler) (stop func()) {
 			if err != nil {
 				t.Errorf("Run returned %v", err)
 			}
-		case <-time.After(patience):
-			t.Errorf("Run did not return within %v of its context ending", patience)
+		case <-time.After(Patience):
+			t.Errorf("Run did not return within %v of its context ending", Patience)
 		}
 	}
 	t.Cleanup(stop)
 	return stop
 }
 
-// await receives from ch, failing t if nothing comes within patience.
+// await receives from ch, failing t if nothing comes within Patience.
 func await[T any](t *testing.T, ch <-chan T, what string) T {
 	t.Helper()
 	select {
 	case v := <-ch:
 		return v
-	case <-time.After(patience):
-		t.Fatalf("timed out after %v waiting for %s", patience, what)
+	case <-time.After(Patience):
+		t.Fatalf("timed out after %v waiting for %s", Patience, what)
 		panic("unreachable")
-	}
-}
-
-// eventually polls cond every 10ms until it holds, failing t after patience.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(patience)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", patience, what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -147,7 +147,7 @@ func claimKey(t *testing.T, q *durable.Queue, st durable.Store, key string, leas
 	t.Helper()
 	var got *durable.ClaimedTask
 	part := -1
-	eventually(t, "a claim of "+key, func() bool {
+	Eventually(t, "a claim of "+key, func() bool {
 		for p := range st.Partitions() {
 			c, err := st.Claim(context.Background(), p, 1, lease, q.Limits())
 			if err != nil {

@@ -1,4 +1,4 @@
-package rediswheel
+package durable_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/go-timingwheel/timingwheel/durable"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -16,9 +16,8 @@ import (
 // finishes within ShutdownGrace runs with its context intact and is acked:
 // the task is done, never delivered again.
 func TestShutdownGraceLetsHandlersFinish(t *testing.T) {
-	c := standalone(t)
 	// A poller that went on after ctx ended would claim within 50ms.
-	q := newQueue(t, c, Options{PollInterval: 50 * time.Millisecond, ShutdownGrace: time.Minute})
+	q := newQueue(t, 1, durable.Options{PollInterval: 50 * time.Millisecond, ShutdownGrace: time.Minute})
 	ctx := context.Background()
 	_, err := q.Add(ctx, "a", nil, time.Now())
 	require.NoError(t, err)
@@ -31,7 +30,7 @@ func TestShutdownGraceLetsHandlersFinish(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		done <- q.Run(runCtx, func(ctx context.Context, tk Task) error {
+		done <- q.Run(runCtx, func(ctx context.Context, tk durable.Task) error {
 			if tk.Key != "a" {
 				others.Add(1)
 				return nil
@@ -51,7 +50,7 @@ func TestShutdownGraceLetsHandlersFinish(t *testing.T) {
 	_, err = q.Add(ctx, "b", nil, time.Now())
 	require.NoError(t, err)
 	time.Sleep(maxSleep + 500*time.Millisecond)
-	assert.Equal(t, ShardStats{Due: 1, InFlight: 1}, totals(t, q), "claimed after ctx ended")
+	assert.Equal(t, durable.ShardStats{Due: 1, InFlight: 1}, totals(t, q), "claimed after ctx ended")
 	assert.Zero(t, others.Load(), "a handler started after ctx ended")
 	select {
 	case <-done:
@@ -67,11 +66,11 @@ func TestShutdownGraceLetsHandlersFinish(t *testing.T) {
 		t.Fatal("Run did not return after its handler")
 	}
 	assert.NoError(t, await(t, seen, "the handler's return"), "the handler's context was cancelled within the grace")
-	assert.Equal(t, ShardStats{Due: 1}, totals(t, q), "a finished within the grace: acked, not released")
+	assert.Equal(t, durable.ShardStats{Due: 1}, totals(t, q), "a finished within the grace: acked, not released")
 
 	var rec recorder
 	run(t, q, rec.handle)
-	eventually(t, patience, "b", func() bool { return leftovers(t, q) == 0 })
+	eventually(t, "b", func() bool { return totals(t, q) == durable.ShardStats{} })
 	time.Sleep(100 * time.Millisecond)
 	require.Len(t, rec.tasks(), 1)
 	assert.Equal(t, "b", rec.tasks()[0].Key, "a was delivered again")
@@ -81,13 +80,8 @@ func TestShutdownGraceLetsHandlersFinish(t *testing.T) {
 // cancelled, with the cause of Run's context; its task is released: due at
 // once for another Run, its attempt not counted.
 func TestShutdownGraceThenRelease(t *testing.T) {
-	t.Run("standalone", func(t *testing.T) { testShutdownGraceThenRelease(t, standalone(t)) })
-	t.Run("cluster", func(t *testing.T) { testShutdownGraceThenRelease(t, cluster(t)) })
-}
-
-func testShutdownGraceThenRelease(t *testing.T, c redis.UniversalClient) {
 	const grace = 300 * time.Millisecond
-	q := newQueue(t, c, Options{ShutdownGrace: grace}) // Lease 30s: a release is not a lease running out
+	q := newQueue(t, 1, durable.Options{ShutdownGrace: grace}) // Lease 30s: a release is not a lease running out
 	ctx := context.Background()
 	_, err := q.Add(ctx, "k", nil, time.Now())
 	require.NoError(t, err)
@@ -99,7 +93,7 @@ func testShutdownGraceThenRelease(t *testing.T, c redis.UniversalClient) {
 	runCtx, cancel := context.WithCancelCause(ctx)
 	done := make(chan error, 1)
 	go func() {
-		done <- q.Run(runCtx, func(ctx context.Context, tk Task) error {
+		done <- q.Run(runCtx, func(ctx context.Context, tk durable.Task) error {
 			close(started)
 			<-ctx.Done()
 			cancelledAfter.Store(int64(time.Since(stopped)))
@@ -119,12 +113,12 @@ func testShutdownGraceThenRelease(t *testing.T, c redis.UniversalClient) {
 	}
 	assert.GreaterOrEqual(t, time.Duration(cancelledAfter.Load()), grace, "cancelled before the grace was over")
 	assert.Equal(t, stopCause, cause.Load())
-	assert.Equal(t, ShardStats{Due: 1}, totals(t, q), "released, not left to its lease")
+	assert.Equal(t, durable.ShardStats{Due: 1}, totals(t, q), "released, not left to its lease")
 
 	// Due, not in flight (above): the next Run takes it at once, not when a
 	// lease runs out.
 	var rec recorder
 	run(t, q, rec.handle)
-	eventually(t, patience, "the released task", func() bool { return rec.count() == 1 })
+	eventually(t, "the released task", func() bool { return rec.count() == 1 })
 	assert.Equal(t, 1, rec.tasks()[0].Attempt, "a release does not count as an attempt")
 }

@@ -1,4 +1,4 @@
-package rediswheel
+package durable_test
 
 import (
 	"context"
@@ -8,14 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-timingwheel/timingwheel/durable"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// TestHTTPHandlerQueue runs HTTP callbacks through a real Queue on REDISWHEEL_ADDR.
+// TestHTTPHandlerQueue runs HTTP callbacks through a Queue.
 func TestHTTPHandlerQueue(t *testing.T) {
-	q := newQueue(t, standalone(t), Options{
-		Shards:      2,
+	q := newQueue(t, 2, durable.Options{
 		Lease:       time.Second,
 		MaxAttempts: 5,
 		Backoff:     func(int) time.Duration { return 20 * time.Millisecond },
@@ -28,8 +28,8 @@ func TestHTTPHandlerQueue(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		defer mu.Unlock()
-		attempts[r.URL.Path] = append(attempts[r.URL.Path], r.Header.Get(HeaderAttempt))
-		keys[r.URL.Path] = append(keys[r.URL.Path], r.Header.Get(HeaderIdempotencyKey))
+		attempts[r.URL.Path] = append(attempts[r.URL.Path], r.Header.Get(durable.HeaderAttempt))
+		keys[r.URL.Path] = append(keys[r.URL.Path], r.Header.Get(durable.HeaderIdempotencyKey))
 		switch {
 		case r.URL.Path == "/gone":
 			http.Error(w, "no such hook", http.StatusNotFound)
@@ -38,17 +38,17 @@ func TestHTTPHandlerQueue(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	stop := run(t, q, HTTPHandler(srv.Client()))
+	stop := run(t, q, durable.HTTPHandler(srv.Client()))
 
 	ctx := context.Background()
-	added, err := q.AddHTTP(ctx, "flaky", HTTPTask{URL: srv.URL + "/flaky", Method: "POST", Body: []byte("x")}, time.Now())
+	added, err := q.AddHTTP(ctx, "flaky", durable.HTTPTask{URL: srv.URL + "/flaky", Method: "POST", Body: []byte("x")}, time.Now())
 	require.NoError(t, err)
 	require.True(t, added)
-	added, err = q.AddHTTPAfter(ctx, "gone", HTTPTask{URL: srv.URL + "/gone", Method: "DELETE"}, 0)
+	added, err = q.AddHTTPAfter(ctx, "gone", durable.HTTPTask{URL: srv.URL + "/gone", Method: "DELETE"}, 0)
 	require.NoError(t, err)
 	require.True(t, added)
 
-	eventually(t, patience, "flaky done and gone dead", func() bool {
+	eventually(t, "flaky done and gone dead", func() bool {
 		s := totals(t, q)
 		return s.Due == 0 && s.Scheduled == 0 && s.InFlight == 0 && s.Dead == 1
 	})

@@ -1,4 +1,4 @@
-package rediswheel
+package durable_test
 
 import (
 	"context"
@@ -20,11 +20,11 @@ import (
 
 // settleCounts is an Observer counting settle codes.
 type settleCounts struct {
-	NoopObserver
+	durable.NoopObserver
 	postponed, rejected atomic.Int64
 }
 
-func (s *settleCounts) Settled(e SettleEvent) {
+func (s *settleCounts) Settled(e durable.SettleEvent) {
 	s.postponed.Add(int64(e.Postponed))
 	s.rejected.Add(int64(e.Rejected))
 }
@@ -58,9 +58,9 @@ func TestFlowStuckOriginLeavesOthersOnTime(t *testing.T) {
 	count := func(r *http.Request) {
 		mu.Lock()
 		defer mu.Unlock()
-		k := r.Header.Get(HeaderIdempotencyKey)
+		k := r.Header.Get(durable.HeaderIdempotencyKey)
 		seen[k]++
-		if got := r.Header.Get(HeaderAttempt); got != strconv.Itoa(seen[k]) {
+		if got := r.Header.Get(durable.HeaderAttempt); got != strconv.Itoa(seen[k]) {
 			badAttempt = append(badAttempt, fmt.Sprintf("%s: attempt header %s, request %d", k, got, seen[k]))
 		}
 	}
@@ -81,7 +81,7 @@ func TestFlowStuckOriginLeavesOthersOnTime(t *testing.T) {
 		at := time.Now()
 		count(r)
 		mu.Lock()
-		arrived[r.Header.Get(HeaderIdempotencyKey)] = at
+		arrived[r.Header.Get(durable.HeaderIdempotencyKey)] = at
 		mu.Unlock()
 	}))
 	defer healthy.Close()
@@ -94,8 +94,8 @@ func TestFlowStuckOriginLeavesOthersOnTime(t *testing.T) {
 	})
 	require.NoError(t, err)
 	obs := &settleCounts{}
-	q := newQueue(t, standalone(t), Options{Shards: 4, Lease: time.Second, Flow: flow, Observer: obs})
-	stop := run(t, q, HTTPHandler(nil, HTTPDefaultTimeout(stuckTimeout)))
+	q := newQueue(t, 4, durable.Options{Lease: time.Second, Flow: flow, Observer: obs})
+	stop := run(t, q, durable.HTTPHandler(nil, durable.HTTPDefaultTimeout(stuckTimeout)))
 	ctx := context.Background()
 
 	// addHealthy adds the healthy origin's tasks due evenly over 2-6s from
@@ -106,7 +106,7 @@ func TestFlowStuckOriginLeavesOthersOnTime(t *testing.T) {
 		for i := range tasks {
 			k := fmt.Sprintf("%s-%03d", prefix, i)
 			due[k] = start.Add(time.Duration(i) * 4 * time.Second / tasks)
-			_, err := q.AddHTTP(ctx, k, HTTPTask{URL: healthy.URL + "/ok", Method: "POST"}, due[k])
+			_, err := q.AddHTTP(ctx, k, durable.HTTPTask{URL: healthy.URL + "/ok", Method: "POST"}, due[k])
 			require.NoError(t, err)
 		}
 		return due
@@ -150,7 +150,7 @@ func TestFlowStuckOriginLeavesOthersOnTime(t *testing.T) {
 	baseline := p99(addHealthy("alone"))
 
 	for i := range tasks {
-		_, err := q.AddHTTP(ctx, fmt.Sprintf("stuck-%03d", i), HTTPTask{URL: stuck.URL + "/hang", Method: "POST"},
+		_, err := q.AddHTTP(ctx, fmt.Sprintf("stuck-%03d", i), durable.HTTPTask{URL: stuck.URL + "/hang", Method: "POST"},
 			time.Now().Add(time.Duration(i)*time.Second/tasks))
 		require.NoError(t, err)
 	}
