@@ -8,7 +8,8 @@ import (
 // An Observer receives a Queue's events, for metrics and tracing: tasks
 // added, claim and settle round trips, deliveries started and finished, dead
 // and retained tasks trimmed, failed store calls. Set it as Options.Observer;
-// the package rwmetrics turns the events into Prometheus metrics.
+// the module durable/durablemetrics turns the events into Prometheus
+// metrics.
 //
 // Its methods are called synchronously, on the goroutines of Add and of Run,
 // from any number of them at once: they must be safe for concurrent use,

@@ -20,7 +20,7 @@ import (
 	"strings"
 
 	"github.com/go-timingwheel/timingwheel/durable"
-	"github.com/go-timingwheel/timingwheel/rediswheel"
+
 	"github.com/go-timingwheel/timingwheel/timerd/internal/apierror"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/schedules"
 )
@@ -28,7 +28,7 @@ import (
 // Config is what the API needs.
 type Config struct {
 	// Queue holds the tasks. Required.
-	Queue *rediswheel.Queue
+	Queue *durable.Queue
 	// Schedules holds the periodic schedules. Required.
 	Schedules *schedules.Store
 	// CheckCallback decides whether a callback URL may be called, before a

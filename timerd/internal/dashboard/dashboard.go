@@ -43,7 +43,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/durable"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/auth"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/schedules"
 )
@@ -53,8 +53,8 @@ var ErrConfig = errors.New("dashboard: bad config")
 
 // Config is what the dashboard needs.
 type Config struct {
-	Queue *rediswheel.Queue // required
-	Auth  *auth.Checker     // required; an Open Checker lets everyone in
+	Queue *durable.Queue // required
+	Auth  *auth.Checker  // required; an Open Checker lets everyone in
 	// Namespace is shown in every page's title bar, so that an operator
 	// knows which wheel they are steering; it is not used for the store.
 	Namespace string

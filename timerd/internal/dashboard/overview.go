@@ -3,12 +3,12 @@ package dashboard
 import (
 	"net/http"
 
-	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/durable"
 )
 
 type overviewData struct {
-	Stats   rediswheel.Stats
-	States  []rediswheel.State
+	Stats   durable.Stats
+	States  []durable.State
 	Outcome *outcome // of Pause or Resume
 }
 

@@ -32,7 +32,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/durable"
 	"github.com/robfig/cron/v3"
 )
 
@@ -42,16 +42,16 @@ type Definition struct {
 	// Name is 1..MaxNameLen bytes of ASCII letters, digits, '-', '_', '.' and ':'.
 	Name string
 	// Every is the period, at least MinEvery: the times are the multiples of
-	// Every since the zero time (rediswheel.Every), so "1h" fires on the hour.
+	// Every since the zero time (durable.Every), so "1h" fires on the hour.
 	Every time.Duration
 	// Cron is a five-field spec of robfig/cron's standard parser, with an
 	// optional "CRON_TZ=<zone> " prefix (UTC without one) and the @hourly-style
 	// descriptors.
 	Cron string
-	// Callback is the request each time sends (rediswheel.HTTPTask, checked as
+	// Callback is the request each time sends (durable.HTTPTask, checked as
 	// AddHTTP checks it).
-	Callback rediswheel.HTTPTask
-	// MaxAttempts is each occurrence's own rediswheel.TaskMaxAttempts; 0 means
+	Callback durable.HTTPTask
+	// MaxAttempts is each occurrence's own durable.TaskMaxAttempts; 0 means
 	// the Queue's.
 	MaxAttempts int
 	// Version names the content of the definition as stored (12 hex digits).
@@ -70,7 +70,7 @@ const (
 )
 
 // Errors of a bad Definition, for errors.Is. A callback that AddHTTP would
-// refuse returns rediswheel's own errors (rediswheel.ErrInvalidURL and the rest).
+// refuse returns rediswheel's own errors (durable.ErrInvalidURL and the rest).
 var (
 	ErrName        = errors.New("schedules: bad name")
 	ErrEvery       = errors.New("schedules: bad every")
@@ -86,13 +86,13 @@ var (
 func (d Definition) Validate() error {
 	_, err := d.schedule()
 	if err == nil {
-		_, err = rediswheel.EncodeHTTPTask(d.Callback)
+		_, err = durable.EncodeHTTPTask(d.Callback)
 	}
 	return err
 }
 
 // schedule checks d and returns its times.
-func (d Definition) schedule() (rediswheel.Schedule, error) {
+func (d Definition) schedule() (durable.Schedule, error) {
 	if err := CheckName(d.Name); err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ func (d Definition) schedule() (rediswheel.Schedule, error) {
 		if d.Every < MinEvery || d.Every%time.Millisecond != 0 {
 			return nil, fmt.Errorf("%w: %v (want at least %v, in whole milliseconds)", ErrEvery, d.Every, MinEvery)
 		}
-		return rediswheel.Every(d.Every), nil
+		return durable.Every(d.Every), nil
 	}
 	s, err := cron.ParseStandard(d.Cron)
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"slices"
 
-	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/durable"
 )
 
 // Store keeps the definitions of one namespace and runs them. It is safe for
@@ -15,14 +15,14 @@ import (
 // a namespace.
 type Store struct {
 	defs Definitions
-	q    *rediswheel.Queue
+	q    *durable.Queue
 	log  *slog.Logger
 }
 
 // New returns the Store of the definitions in defs, adding occurrences to q
 // (the Queue of the same namespace and store). A nil log is slog.Default().
 // It panics on a nil defs or Queue: a mistake in the program.
-func New(defs Definitions, q *rediswheel.Queue, log *slog.Logger) *Store {
+func New(defs Definitions, q *durable.Queue, log *slog.Logger) *Store {
 	if defs == nil || q == nil {
 		panic("schedules.New: nil Definitions or Queue")
 	}

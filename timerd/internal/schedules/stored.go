@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/durable"
 )
 
 // The stored form of a Definition, the value under its name in the HASH:
@@ -36,7 +36,7 @@ func encode(d Definition) ([]byte, error) {
 	if err := d.Validate(); err != nil {
 		return nil, err
 	}
-	payload, err := rediswheel.EncodeHTTPTask(d.Callback)
+	payload, err := durable.EncodeHTTPTask(d.Callback)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func decode(raw []byte) (Definition, error) {
 	if s.Version != storedVersion {
 		return Definition{}, fmt.Errorf("schedules: stored definition %q: version %d, this code reads %d", s.Name, s.Version, storedVersion)
 	}
-	cb, err := rediswheel.DecodeHTTPTask(s.Callback)
+	cb, err := durable.DecodeHTTPTask(s.Callback)
 	if err != nil {
 		return Definition{}, fmt.Errorf("schedules: stored definition %q: %w", s.Name, err)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/go-timingwheel/timingwheel/durable"
-	"github.com/go-timingwheel/timingwheel/rediswheel/rwmetrics"
+	"github.com/go-timingwheel/timingwheel/durable/durablemetrics"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/config"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/schedules"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/ssrf"
@@ -56,7 +56,7 @@ func New(cfg config.Config, log *slog.Logger) (*Server, error) {
 		b.close()
 		return nil, err
 	}
-	metrics := rwmetrics.New(cfg.Namespace)
+	metrics := durablemetrics.New(cfg.Namespace)
 	var backoff func(int) time.Duration // zero bounds: durable's DefaultBackoff
 	if cfg.BackoffBase > 0 {
 		backoff = durable.ExponentialBackoff(cfg.BackoffBase, cfg.BackoffLimit)
