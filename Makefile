@@ -6,18 +6,28 @@
 #             TIMERD_WITH_REDIS=1 make timerd runs it on one Redis (scripts/redis.sh up-standalone)
 # make bench  benchmarks and docs/BENCHMARKS.md (BENCH_QUICK=1 for a run under 8 minutes)
 # make lint / make cover / make fuzz
+#
+# go.work puts every module in one workspace (so an editor and `go test` see them all, each
+# module built against the others' code here); the targets below run in it. `make test`
+# first checks, with scripts/modules.sh, that go.work lists every module and that each one
+# also builds from its own go.mod alone and is tidy, as a user's `go get` builds it.
+# go.work needs go 1.26 (timerd's and sqlitewheel's); `make demo` builds the core module
+# alone (GOWORK=off), so it still needs only go 1.24.
 
 GO      ?= go
 FUZZTIME ?= 30s
 
-.PHONY: all demo test vet test-core test-stores bench bench-core lint cover fuzz timerd
+.PHONY: all demo test modules vet test-core test-stores bench bench-core lint cover fuzz timerd
 
 all: test
 
 demo:
-	$(GO) run ./cmd/demo $(DEMO_FLAGS)
+	GOWORK=off $(GO) run ./cmd/demo $(DEMO_FLAGS)
 
-test: vet test-core test-stores
+test: modules vet test-core test-stores
+
+modules:
+	GO=$(GO) $(CURDIR)/scripts/modules.sh
 
 vet:
 	$(GO) vet ./...
