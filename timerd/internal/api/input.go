@@ -20,7 +20,7 @@ import (
 // MaxKeyLen caps a task key (README: 1–512 bytes).
 const MaxKeyLen = 512
 
-// periodicPrefix starts the keys of schedules' occurrences (rediswheel's
+// periodicPrefix starts the keys of schedules' occurrences (durable's
 // Periodic): a created task may not take one.
 const periodicPrefix = "periodic:"
 
@@ -79,7 +79,7 @@ func parseWhen(dueAt, delay *string) (when, error) {
 		return when{}, invalid("due_at", "due_at must be an RFC 3339 time with a zone, such as \"2026-11-25T10:00:00Z\"")
 	}
 	// The instant, not the year on its own clock: 1970-01-01T00:00:00+14:00
-	// is 1969-12-31T10:00:00Z. rediswheel keeps due times as Unix ms, 0
+	// is 1969-12-31T10:00:00Z. durable keeps due times as Unix ms, 0
 	// meaning none, so the epoch itself would read back as no due time.
 	if !at.After(time.Unix(0, 0)) {
 		return when{}, invalid("due_at", "due_at must be after 1970-01-01T00:00:00Z")

@@ -132,7 +132,7 @@ func maxAttempts(p *int) int {
 }
 
 // addError maps the errors of AddHTTP that the checks before it should have
-// caught to their fields; others (Redis) pass.
+// caught to their fields; others (the store's) pass.
 func addError(task durable.HTTPTask, err error) error {
 	switch {
 	case errors.Is(err, durable.ErrKey):
@@ -169,7 +169,7 @@ func (h *handler) getTask(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, v)
 }
 
-// cancelTask: DELETE /v1/tasks/{key}. rediswheel's Cancel: a scheduled,
+// cancelTask: DELETE /v1/tasks/{key}. durable's Cancel: a scheduled,
 // retrying or dead task is removed; one in flight finishes as cancelled
 // whatever its callback answers; a finished task still retained is forgotten.
 func (h *handler) cancelTask(w http.ResponseWriter, r *http.Request) error {
@@ -251,7 +251,7 @@ type listJSON struct {
 	NextCursor string     `json:"next_cursor"`
 }
 
-// listTasks: GET /v1/tasks?state=S&cursor=C&limit=N, rediswheel's List.
+// listTasks: GET /v1/tasks?state=S&cursor=C&limit=N, durable's List.
 func (h *handler) listTasks(w http.ResponseWriter, r *http.Request) error {
 	q, err := query(r, "state", "cursor", "limit")
 	if err != nil {
@@ -313,7 +313,7 @@ func (h *handler) requeueDead(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, map[string]bool{"requeued": true})
 }
 
-// stats: GET /v1/stats, rediswheel's Stats.
+// stats: GET /v1/stats, durable's Stats.
 func (h *handler) stats(w http.ResponseWriter, r *http.Request) error {
 	if _, err := query(r); err != nil {
 		return err

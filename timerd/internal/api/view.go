@@ -93,7 +93,7 @@ func dropCutRune(b []byte) []byte {
 	return b
 }
 
-// stateNames are the API's names of rediswheel's states: the same but for
+// stateNames are the API's names of durable's states: the same but for
 // "in flight", which is one word here, as a query value must be.
 var stateNames = map[durable.State]string{
 	durable.StateScheduled: "scheduled",

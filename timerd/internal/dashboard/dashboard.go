@@ -1,11 +1,11 @@
 // Package dashboard is timerd's web page under /ui/: server-rendered
 // html/template, inline CSS, no JavaScript, no build step. It reads and
-// steers the rediswheel Queue directly; it does not go through the /v1/ API.
+// steers the durable Queue directly; it does not go through the /v1/ API.
 //
 // Pages (every one but /ui/login redirects to /ui/login unless the request
 // is auth.Checker.Valid):
 //
-//	GET  /ui/                 overview: rediswheel Stats, in total and per shard
+//	GET  /ui/                 overview: the Queue's Stats, in total and per partition
 //	GET  /ui/tasks?state=S    one state's tasks, 50 a page (Queue.List; &cursor= for the next),
 //	                          one-off tasks or schedule runs (kind=), by key prefix and error
 //	                          text (prefix=, error=): filter.go

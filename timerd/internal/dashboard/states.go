@@ -13,7 +13,7 @@ var states = []durable.State{
 }
 
 // stateSlug is s as the /v1/ API and our URLs spell it: "in_flight" for
-// rediswheel's "in flight".
+// durable's "in flight".
 func stateSlug(s durable.State) string { return strings.ReplaceAll(string(s), " ", "_") }
 
 // parseState is the State a slug names, and false for anything else.

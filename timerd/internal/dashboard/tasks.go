@@ -8,7 +8,7 @@ import (
 )
 
 // pageSize is the tasks of one list page: a page of 50 costs about 2 ms of
-// Redis CPU on 16 shards (rediswheel's TestInspectionCost measures 100 at
+// Redis CPU on 16 shards, the costliest store (rediswheel's TestInspectionCost measures 100 at
 // ~4 ms), and fits a screen or two.
 const pageSize = 50
 

@@ -13,16 +13,16 @@ import (
 // or Delete reaches the other processes within it. One poll is one HGETALL;
 // with 100 definitions it costs ~0.75 ms of round trip and decoding
 // (BenchmarkPoll, loopback Redis, 2-core EPYC), against the one registry read a second
-// that rediswheel's Periodic makes for each schedule anyway.
+// that durable's Periodic makes for each schedule anyway.
 const pollInterval = time.Second
 
-// Run runs every definition with rediswheel's Periodic until ctx ends, then
+// Run runs every definition with durable's Periodic until ctx ends, then
 // stops them, waits for them and returns nil. Call it in every timerd process
 // (each time still runs once across all of them); it needs a Run of the Queue
 // with HTTPHandler registered for durable.HTTPTaskType somewhere to deliver
 // the occurrences. It polls the definitions every second: a new one starts,
 // a changed one restarts as its new version, and a deleted one stops and is
-// removed from rediswheel's registry. A failed poll is logged and leaves the
+// removed from durable's registry. A failed poll is logged and leaves the
 // running schedules as they are.
 func (s *Store) Run(ctx context.Context) error {
 	var wg sync.WaitGroup

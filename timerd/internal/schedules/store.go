@@ -97,7 +97,7 @@ func (s *Store) Delete(ctx context.Context, name string) (bool, error) {
 	return true, nil
 }
 
-// entry is one definition as read, with its rediswheel schedule's name.
+// entry is one definition as read, with its periodic schedule's name.
 type entry struct {
 	def      Definition
 	periodic string
@@ -126,7 +126,7 @@ func (s *Store) read(ctx context.Context) ([]entry, error) {
 	return out, nil
 }
 
-// remove stops the rediswheel schedule periodic. A failure is logged, not
+// remove stops the periodic schedule periodic. A failure is logged, not
 // returned: the definition is already written, and every Run's next poll
 // removes it again.
 func (s *Store) remove(ctx context.Context, periodic string) {

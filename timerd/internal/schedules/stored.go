@@ -15,7 +15,7 @@ import (
 //	{"v":1,"name":"nightly","every_ms":3600000,"cron":"","max_attempts":3,
 //	 "callback":{"v":1,"url":"https://...","method":"POST",...}}
 //
-// callback is rediswheel's own stored form of an HTTPTask (EncodeHTTPTask,
+// callback is durable's own stored form of an HTTPTask (EncodeHTTPTask,
 // read back by DecodeHTTPTask), which is also the payload every occurrence
 // carries. Fields are only ever added; a change an older process would
 // misread gets a new version, and a process skips (and logs) definitions of a
@@ -70,7 +70,7 @@ func decode(raw []byte) (Definition, error) {
 
 // version names a stored form's content: 12 hex digits of its SHA-256. Equal
 // definitions have equal versions in every process, so they share one
-// rediswheel schedule; 48 bits make a collision between two versions of one
+// periodic schedule; 48 bits make a collision between two versions of one
 // name practically impossible.
 func version(raw []byte) string {
 	sum := sha256.Sum256(raw)
@@ -86,5 +86,5 @@ func VersionOf(d Definition) (string, error) {
 	return version(raw), nil
 }
 
-// periodicName is the rediswheel schedule running a definition's version.
+// periodicName is the periodic schedule running a definition's version.
 func periodicName(name, version string) string { return name + "~" + version }

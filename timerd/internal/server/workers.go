@@ -12,9 +12,9 @@ import (
 	"github.com/go-timingwheel/timingwheel/timerd/internal/ssrf"
 )
 
-// workerHandler is what the workers run: a Mux with rediswheel's HTTP
+// workerHandler is what the workers run: a Mux with durable's HTTP
 // handler under HTTPTaskType, sending through the Guard's checked client
-// with timeout for a callback that gives none (0: rediswheel's default).
+// with timeout for a callback that gives none (0: durable's default).
 // A callback whose destination the Guard refuses at dial time (its name now
 // resolves to a private address, or the allowlist changed since it was
 // created) is dead-lettered at once rather than retried MaxAttempts times:
