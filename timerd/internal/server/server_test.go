@@ -340,19 +340,22 @@ func testRunDelivers(t *testing.T, cfg config.Config) {
 	}
 	require.Equal(t, []string{"allowed"}, rc.got())
 
-	// /metrics tells the same in durable's words, on every store: the
-	// settle is counted just after the store records it.
-	dead := `durable_tasks_settled_total{namespace="` + cfg.Namespace + `",result="dead"} 1`
+	// /metrics tells the same in durable's words, on every store. A settle
+	// is counted just after the store records it (the receiver may have its
+	// callback before), so the gauges are read once both are counted.
+	ns := `namespace="` + cfg.Namespace + `"`
+	settledDead := `durable_tasks_settled_total{` + ns + `,result="dead"} 1`
+	settledDone := `durable_tasks_settled_total{` + ns + `,result="done"} 1`
 	for {
 		m := scrape(t, "http://"+ln.Addr().String()+"/metrics")
-		if strings.Contains(m, dead) {
-			require.Contains(t, m, `durable_tasks_fired_total{namespace="`+cfg.Namespace+`"} 2`)
-			require.Contains(t, m, `durable_tasks{namespace="`+cfg.Namespace+`",state="dead"} 1`)
-			require.Contains(t, m, `durable_tasks{namespace="`+cfg.Namespace+`",state="in_flight"} 0`)
+		if strings.Contains(m, settledDead) && strings.Contains(m, settledDone) {
+			require.Contains(t, m, `durable_tasks_fired_total{`+ns+`} 2`)
+			require.Contains(t, m, `durable_tasks{`+ns+`,state="dead"} 1`)
+			require.Contains(t, m, `durable_tasks{`+ns+`,state="in_flight"} 0`)
 			require.NotContains(t, strings.ToLower(m), "redis", "no series names the store")
 			break
 		}
-		require.True(t, time.Now().Before(deadline), "no %s in\n%s", dead, m)
+		require.True(t, time.Now().Before(deadline), "no %s and %s in\n%s", settledDead, settledDone, m)
 		time.Sleep(20 * time.Millisecond)
 	}
 }
