@@ -6,24 +6,34 @@
 #             TIMERD_WITH_REDIS=1 make timerd runs it on one Redis (scripts/redis.sh up-standalone)
 # make bench  benchmarks and docs/BENCHMARKS.md (BENCH_QUICK=1 for a run under 8 minutes)
 # make lint / make cover / make fuzz
+#
+# go.work puts every module in one workspace (so an editor and `go test` see them all, each
+# module built against the others' code here); the targets below run in it. `make test`
+# first checks, with scripts/modules.sh, that go.work lists every module and that each one
+# also builds from its own go.mod alone and is tidy, as a user's `go get` builds it.
+# go.work needs go 1.26 (timerd's and sqlitewheel's); `make demo` builds the core module
+# alone (GOWORK=off), so it still needs only go 1.24.
 
 GO      ?= go
 FUZZTIME ?= 30s
 
-.PHONY: all demo test vet test-core test-stores bench bench-core lint cover fuzz timerd
+.PHONY: all demo test modules vet test-core test-stores bench bench-core lint cover fuzz timerd
 
 all: test
 
 demo:
-	$(GO) run ./cmd/demo $(DEMO_FLAGS)
+	GOWORK=off $(GO) run ./cmd/demo $(DEMO_FLAGS)
 
-test: vet test-core test-stores
+test: modules vet test-core test-stores
+
+modules:
+	GO=$(GO) $(CURDIR)/scripts/modules.sh
 
 vet:
 	$(GO) vet ./...
 	cd durable && $(GO) vet ./...
 	cd rediswheel && $(GO) vet ./...
-	cd rediswheel/rwmetrics && $(GO) vet ./...
+	cd durable/durablemetrics && $(GO) vet ./...
 	cd examples/cron && $(GO) vet ./...
 	cd bench && $(GO) vet ./...
 	cd timerd && $(GO) vet ./...
@@ -37,6 +47,7 @@ vet:
 test-core:
 	$(GO) test -race -count=1 -timeout 8m ./...
 	cd durable && $(GO) test -race -count=1 -timeout 5m ./...
+	cd durable/durablemetrics && $(GO) test -race -count=1 -timeout 3m ./...
 	cd sqlitewheel && $(GO) test -race -count=1 -timeout 8m ./...
 	cd examples/cron && $(GO) test -race -count=1 -timeout 3m ./...
 	cd bench && $(GO) test -race -count=1 -timeout 5m ./...
@@ -55,7 +66,6 @@ test-stores:
 	. ./.redis/env; \
 	. ./.postgres/env; \
 	(cd rediswheel && REDISWHEEL_REQUIRE=1 $(GO) test -race -count=1 -timeout 8m ./...); \
-	(cd rediswheel/rwmetrics && REDISWHEEL_REQUIRE=1 $(GO) test -race -count=1 -timeout 8m ./...); \
 	(cd pgwheel && PGWHEEL_REQUIRE=1 $(GO) test -race -count=1 -timeout 8m ./...); \
 	(cd timerd && TIMERD_REQUIRE=1 PGWHEEL_REQUIRE=1 TIMERD_ARTIFACTS=$(CURDIR)/.artifacts $(GO) test -race -count=1 -timeout 8m ./...); \
 	(cd bench && $(GO) test -race -count=1 -timeout 5m ./redisbench); \

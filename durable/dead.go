@@ -17,8 +17,9 @@ type DeadTask struct {
 	LastError string
 }
 
-// Dead lists up to limit dead tasks, oldest first. Each shard keeps at most
-// Options.MaxDead of them. It reads limit tasks from every shard, so keep
+// Dead lists up to limit dead tasks, oldest first. Each partition of the
+// store keeps at most Options.MaxDead of them. It reads limit tasks from
+// every partition, so keep
 // limit small (say, up to a few thousand).
 func (q *Queue) Dead(ctx context.Context, limit int) ([]DeadTask, error) {
 	if limit <= 0 {

@@ -14,14 +14,14 @@ import (
 // it.
 const MaxListLimit = 1000
 
-// List pages through the tasks in state across all shards, in the order of
+// List pages through the tasks in state across all partitions, in the order of
 // their time in that state, earliest first: due time (scheduled,
 // retrying), lease end (in flight), death (dead), end of retention (done,
 // cancelled); tasks with equal times in key order (bytewise). Pass "" as
 // cursor for the first page and the returned next for each following one,
 // until next is "". limit must be at least 1; above MaxListLimit it is
 // lowered to it. A page may hold fewer than limit tasks, even none, while
-// next is not "": for scheduled, retrying, done and cancelled each shard
+// next is not "": for scheduled, retrying, done and cancelled each partition
 // examines a bounded stretch of its set per page. The last page may be empty.
 //
 // Concurrent changes: the cursor is a position (time, key), not a snapshot.

@@ -8,7 +8,8 @@ import (
 // An Observer receives a Queue's events, for metrics and tracing: tasks
 // added, claim and settle round trips, deliveries started and finished, dead
 // and retained tasks trimmed, failed store calls. Set it as Options.Observer;
-// the package rwmetrics turns the events into Prometheus metrics.
+// the module durable/durablemetrics turns the events into Prometheus
+// metrics.
 //
 // Its methods are called synchronously, on the goroutines of Add and of Run,
 // from any number of them at once: they must be safe for concurrent use,
@@ -32,16 +33,16 @@ type Observer interface {
 	// has no HandlerFinished.
 	DeliveryStarted(StartEvent)
 	// HandlerFinished reports each handler's return, with what Run asks the
-	// settle script to do with the task; a handler that outlives its timeout
+	// store's settle to do with the task; a handler that outlives its timeout
 	// is reported when the timeout settles its task.
 	HandlerFinished(FinishEvent)
 	// Settled follows each settle round trip of Run, successful or not.
 	Settled(SettleEvent)
-	// DeadTrimmed reports dead tasks dropped because their shard's dead set
-	// was over Options.MaxDead.
+	// DeadTrimmed reports dead tasks dropped because their partition held
+	// more than Options.MaxDead.
 	DeadTrimmed(TrimEvent)
 	// RetainedTrimmed reports retained tasks (Options.Retention) forgotten by
-	// a settle or a Cancel: their retention was over, or their shard held
+	// a settle or a Cancel: their retention was over, or their partition held
 	// more than Options.MaxRetained, which ends uniqueness windows early.
 	RetainedTrimmed(TrimEvent)
 	// StoreError reports each failed store call of an Add (whose caller gets
@@ -76,7 +77,9 @@ type AddEvent struct {
 	Skipped int
 }
 
-// ClaimEvent is one claim round trip of one shard.
+// ClaimEvent is one claim round trip of one partition of the store. Shard,
+// here and in the other events, is the partition (ShardStats.Shard): 0 on a
+// store of one, as a SQL store is.
 type ClaimEvent struct {
 	Shard    int
 	Tasks    int           // tasks leased
@@ -96,7 +99,7 @@ type StartEvent struct {
 // FinishEvent is the end of one delivery's handler.
 type FinishEvent struct {
 	Task Task
-	// Outcome is what Run asks of the settle script, one of the settle
+	// Outcome is what Run asks of the store's settle, one of the settle
 	// outcome names: "done", "retry", "dead", "release" or "later", or
 	// "detach" for a Detach (no settle follows; see Complete). The
 	// settle may turn a retry into a death (no attempts left) or drop the
@@ -109,7 +112,7 @@ type FinishEvent struct {
 	Duration time.Duration
 }
 
-// SettleEvent is one settle round trip of one shard: the tasks it was sent
+// SettleEvent is one settle round trip of one partition: the tasks it was sent
 // and, if it succeeded, what became of them.
 type SettleEvent struct {
 	Shard    int
@@ -126,7 +129,7 @@ type SettleEvent struct {
 	Rejected  int // dropped: the lease was lost, another delivery owns the task
 }
 
-// TrimEvent is a number of dead tasks dropped from one shard (DeadTrimmed),
+// TrimEvent is a number of dead tasks dropped from one partition (DeadTrimmed),
 // or of retained tasks forgotten (RetainedTrimmed).
 type TrimEvent struct {
 	Shard int

@@ -23,7 +23,7 @@ import (
 // to it (a compare-and-set that never goes backwards). A replica that dies
 // between the two leaves an occurrence that the next replica adds again: a
 // no-op, since a time still ahead cannot have run. So one occurrence always
-// waits in Redis ahead of time (enqueue ahead), and a schedule keeps firing
+// waits in the store ahead of time (enqueue ahead), and a schedule keeps firing
 // as long as any Run delivers tasks and any replica's loop runs about once
 // per period. A loop that finds the next time already past (it was late, or
 // every replica was down) cannot know whether that time ran: it moves the
@@ -100,14 +100,14 @@ func Every(d time.Duration) Schedule {
 //
 // Any number of replicas, in any number of processes, may call Periodic with
 // the same name, schedule and payload: the schedule's position is kept in
-// Redis, so together they add each time once, and a replica that starts
+// the store, so together they add each time once, and a replica that starts
 // later, or after every replica was stopped, carries on where they left off.
 // The first registration of a name starts at the first time of s after
 // the store's clock; later ones join it. Replicas that disagree on s or payload
 // get, for each step, the choice of whichever added first.
 //
 // Each time is added about one period ahead, as soon as the time before it
-// is due, so it waits in Redis even while no replica runs. A time that was
+// is due, so it waits in the store even while no replica runs. A time that was
 // not added in time because no replica's loop ran for a while is added late,
 // due at once, if it passed less than 2s ago (a stalled replica); times
 // that passed longer ago (every replica was down) run once, not once each:
@@ -124,7 +124,7 @@ func Every(d time.Duration) Schedule {
 // Cancel of an occurrence's key skips that one time. Pause does not stop a
 // schedule: its times keep being added and run at Resume; remove it instead.
 // Each replica's loop makes about one registry read a second and three
-// script calls per time (read, Add, advance), all but one of the replicas'
+// store calls per time (read, Add, advance), all but one of the replicas'
 // Adds being no-ops.
 //
 // The name must be 1..MaxPeriodicNameLen bytes of UTF-8 without NUL, or

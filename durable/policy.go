@@ -48,7 +48,8 @@ func TaskTimeout(d time.Duration) TaskOption {
 
 // TaskMaxAttempts sets the deliveries after which the failing task goes to
 // the dead set, instead of Options.MaxAttempts. n must be positive (and at
-// most 2^53, the integers Redis's Lua counts exactly).
+// most 2^53, the integers every store counts exactly: Redis's Lua reads
+// them as doubles).
 func TaskMaxAttempts(n int) TaskOption {
 	return func(p *taskPolicy) {
 		p.MaxAttempts = n
@@ -61,7 +62,7 @@ func TaskMaxAttempts(n int) TaskOption {
 // TaskBackoff makes the task's retries back off exponentially with full
 // jitter from base up to limit (a random delay in [0, min(limit,
 // base*2^(attempt-1))]), instead of Options.Backoff. A Go func cannot be
-// stored in Redis, so a task's own backoff is this family only. base must be
+// stored with the task, so a task's own backoff is this family only. base must be
 // positive and limit at least base; both are stored rounded up to the
 // millisecond.
 func TaskBackoff(base, limit time.Duration) TaskOption {

@@ -22,7 +22,8 @@ import (
 type State string
 
 // The states of a task. The spellings are part of the List cursor and of the
-// scripts' protocol (lua/list.lua matches them): do not change them.
+// stores' protocol (rediswheel's lua/list.lua matches them): do not change
+// them.
 const (
 	StateScheduled State = "scheduled"
 	StateRetrying  State = "retrying"
@@ -42,9 +43,9 @@ func (s State) valid() bool {
 }
 
 // TaskInfo is what Get and List tell about one task, read atomically from
-// its shard. Times are by the store's clock, to the millisecond; a zero time
+// its partition. Times are by the store's clock, to the millisecond; a zero time
 // means unknown or not applicable. Tasks stored before task records existed
-// (no m| field) have zero Added, OriginalDue, Type, Timeout and MaxAttempts.
+// (rediswheel's, with no m| field) have zero Added, OriginalDue, Type, Timeout and MaxAttempts.
 type TaskInfo struct {
 	Key   string
 	Type  string // set with TaskType; "" if none

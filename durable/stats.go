@@ -5,16 +5,16 @@ import (
 	"time"
 )
 
-// ShardStats is a snapshot of one shard (a store's partition), taken
-// atomically by the store's clock,
-// or, as Stats.Total, the sum of all of them.
+// ShardStats is a snapshot of one partition of the store (on Redis a shard;
+// a SQL store has one), taken atomically by the store's clock, or, as
+// Stats.Total, the sum of all of them. The type keeps rediswheel's name.
 //
 // States counts the tasks by State, as Get and List tell them. The fields
 // before it count by place, for the lateness: Due and Scheduled split the
 // scheduled and retrying tasks by whether they are due yet (so Scheduled is
 // not States.Scheduled), and Retained is States.Done plus States.Cancelled.
 type ShardStats struct {
-	Shard     int   // -1 in Stats.Total
+	Shard     int   // the partition, from 0; -1 in Stats.Total
 	Due       int64 // due now and waiting for a worker
 	Scheduled int64 // due later, including waiting retries
 	InFlight  int64 // claimed, with a handler running (or a worker that died)
@@ -25,10 +25,10 @@ type ShardStats struct {
 	States StateCounts
 	// OldestDue is how long the oldest due task has waited past its due time:
 	// the lateness a new task would see. Zero when nothing is due. In
-	// Stats.Total, the largest of the shards'.
+	// Stats.Total, the largest of the partitions'.
 	OldestDue time.Duration
-	// Paused: Pause has stopped claims on this shard (in Stats.Total: on any
-	// shard).
+	// Paused: Pause has stopped claims on this partition (in Stats.Total: on
+	// any partition).
 	Paused bool
 }
 
@@ -68,15 +68,15 @@ func (c *StateCounts) add(o StateCounts) {
 // Stats is a snapshot of a namespace.
 type Stats struct {
 	Total  ShardStats   // the sums over Shards
-	Shards []ShardStats // in shard order
-	// Paused reports that claims are stopped on at least one shard: Pause
+	Shards []ShardStats // in partition order
+	// Paused reports that claims are stopped on at least one partition: Pause
 	// was called, or a Pause or Resume failed part way (call Resume again).
 	Paused bool
 }
 
-// Stats reads every shard (on Redis, all in one pipeline). Each shard's figures are one
-// atomic snapshot; the shards are read one after the other, so the totals
-// are not.
+// Stats reads every partition (on Redis, all in one pipeline). Each
+// partition's figures are one atomic snapshot; the partitions are read one
+// after the other, so the totals are not.
 func (q *Queue) Stats(ctx context.Context) (Stats, error) {
 	shards, err := q.store.Stats(ctx)
 	if err != nil {

@@ -226,9 +226,9 @@
 // Options.Observer receives a Queue's events: tasks added, each claim and
 // settle round trip, each delivery's start (with its lateness on the Redis
 // clock) and end, dead and retained tasks trimmed, failed Redis calls. The
-// module rediswheel/rwmetrics turns them into Prometheus metrics; it is a
-// module of its own, so importing rediswheel does not pull in the
-// Prometheus client.
+// module durable/durablemetrics turns them into Prometheus metrics, on
+// every store; it is a module of its own, so importing rediswheel does not
+// pull in the Prometheus client.
 //
 // # Costs
 //

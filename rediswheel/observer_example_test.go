@@ -20,8 +20,8 @@ func (s slowHandlers) HandlerFinished(e rediswheel.FinishEvent) {
 	}
 }
 
-// An Observer that watches one kind of event; package rwmetrics has one for
-// Prometheus.
+// An Observer that watches one kind of event; module durable/durablemetrics
+// has one for Prometheus.
 func ExampleObserver() {
 	opts := rediswheel.Options{Namespace: "orders", Observer: slowHandlers{limit: 10 * time.Second}}
 	_ = opts // pass to rediswheel.New

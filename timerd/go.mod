@@ -3,9 +3,9 @@ module github.com/go-timingwheel/timingwheel/timerd
 go 1.26.0
 
 replace (
+	github.com/go-timingwheel/timingwheel/durable/durablemetrics => ../durable/durablemetrics
 	github.com/go-timingwheel/timingwheel/pgwheel => ../pgwheel
 	github.com/go-timingwheel/timingwheel/rediswheel => ../rediswheel
-	github.com/go-timingwheel/timingwheel/rediswheel/rwmetrics => ../rediswheel/rwmetrics
 	github.com/go-timingwheel/timingwheel/sqlitewheel => ../sqlitewheel
 )
 
@@ -13,9 +13,9 @@ require (
 	github.com/chromedp/cdproto v0.0.0-20250724212937-08a3db8b4327
 	github.com/chromedp/chromedp v0.14.2
 	github.com/go-timingwheel/timingwheel/durable v0.0.0-00010101000000-000000000000
+	github.com/go-timingwheel/timingwheel/durable/durablemetrics v0.0.0-00010101000000-000000000000
 	github.com/go-timingwheel/timingwheel/pgwheel v0.0.0-00010101000000-000000000000
 	github.com/go-timingwheel/timingwheel/rediswheel v0.0.0-00010101000000-000000000000
-	github.com/go-timingwheel/timingwheel/rediswheel/rwmetrics v0.0.0-00010101000000-000000000000
 	github.com/go-timingwheel/timingwheel/sqlitewheel v0.0.0-00010101000000-000000000000
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/prometheus/client_golang v1.23.2

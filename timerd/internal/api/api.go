@@ -5,7 +5,7 @@
 //
 // Every handler checks all of its input before it changes anything, so a
 // request refused with a 4xx stores nothing. Errors are apierror's body; a
-// Redis failure is 503 unavailable and anything unexpected 500 internal, both
+// store failure is 503 unavailable and anything unexpected 500 internal, both
 // logged.
 package api
 
@@ -20,7 +20,7 @@ import (
 	"strings"
 
 	"github.com/go-timingwheel/timingwheel/durable"
-	"github.com/go-timingwheel/timingwheel/rediswheel"
+
 	"github.com/go-timingwheel/timingwheel/timerd/internal/apierror"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/schedules"
 )
@@ -28,7 +28,7 @@ import (
 // Config is what the API needs.
 type Config struct {
 	// Queue holds the tasks. Required.
-	Queue *rediswheel.Queue
+	Queue *durable.Queue
 	// Schedules holds the periodic schedules. Required.
 	Schedules *schedules.Store
 	// CheckCallback decides whether a callback URL may be called, before a
@@ -39,8 +39,8 @@ type Config struct {
 	// invalid_argument. Both errors name the field callback.url.
 	// Required: to allow every destination, give a func returning nil.
 	CheckCallback func(ctx context.Context, u *url.URL) error
-	// Payload reads the payload stored with a task (rediswheel's
-	// Store.Payload), for what GET /v1/tasks/{key} shows of the callback
+	// Payload reads the payload stored with a task (the store's
+	// Payload), for what GET /v1/tasks/{key} shows of the callback
 	// (its traceparent). Optional: without it nothing of the callback is shown.
 	Payload func(ctx context.Context, key string) ([]byte, error)
 	// Streams says whether stream tasks may be created: the workers have a
@@ -53,7 +53,7 @@ type Config struct {
 	// Flow is the workers' flow control per callback origin, which
 	// /v1/limits reads and changes; nil: a Flow without limits.
 	Flow *durable.Flow
-	// Log receives Redis failures (warning) and unexpected errors (error);
+	// Log receives store failures (warning) and unexpected errors (error);
 	// default slog.Default().
 	Log *slog.Logger
 }

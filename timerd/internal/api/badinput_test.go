@@ -1,21 +1,19 @@
 package api
 
 import (
+	"github.com/go-timingwheel/timingwheel/durable"
 	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/go-timingwheel/timingwheel/rediswheel"
-	"github.com/go-timingwheel/timingwheel/timerd/internal/redistest"
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 )
 
 // TestBadInput: every bad request gets its status, code and field, and
 // stores nothing.
 func TestBadInput(t *testing.T) {
-	redistest.Each(t, func(t *testing.T, c redis.UniversalClient) {
-		f := newFixture(t, c, rediswheel.Options{}) // MaxBody 4096
+	eachStore(t, func(t *testing.T, s testStore) {
+		f := newFixture(t, s, durable.Options{}) // MaxBody 4096
 		cb := `"callback":{"url":"https://example.com/h","method":"POST"}`
 		with := func(fields string) string { return "{" + fields + "}" }
 		for _, tc := range []struct {

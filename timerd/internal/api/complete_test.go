@@ -8,9 +8,7 @@ import (
 	"time"
 
 	"github.com/go-timingwheel/timingwheel/durable"
-	"github.com/go-timingwheel/timingwheel/rediswheel"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/redistest"
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -56,8 +54,8 @@ func asyncBody(key, url, completionTimeout string) string {
 // /fail with the token it was sent; a stale token is 409 and changes
 // nothing; a bad or missing one 400.
 func TestCompleteAndFail(t *testing.T) {
-	redistest.Each(t, func(t *testing.T, c redis.UniversalClient) {
-		f := newFixture(t, c, rediswheel.Options{Retention: time.Hour, Backoff: func(int) time.Duration { return 10 * time.Millisecond }})
+	eachStore(t, func(t *testing.T, s testStore) {
+		f := newFixture(t, s, durable.Options{Retention: time.Hour, Backoff: func(int) time.Duration { return 10 * time.Millisecond }})
 		f.worker()
 		srv, calls := asyncReceiver(t)
 
@@ -114,8 +112,8 @@ func TestCompleteAndFail(t *testing.T) {
 // A task not completed within its completion_timeout is delivered again,
 // its attempt counted, and the old token is then refused.
 func TestCompletionTimeoutPasses(t *testing.T) {
-	redistest.Each(t, func(t *testing.T, c redis.UniversalClient) {
-		f := newFixture(t, c, rediswheel.Options{PollInterval: 50 * time.Millisecond})
+	eachStore(t, func(t *testing.T, s testStore) {
+		f := newFixture(t, s, durable.Options{PollInterval: 50 * time.Millisecond})
 		f.worker()
 		srv, calls := asyncReceiver(t)
 		r := f.do("POST", "/v1/tasks", asyncBody("k", srv.URL, "200ms"))

@@ -52,7 +52,7 @@ func conflict(format string, args ...any) error {
 }
 
 // wrap makes serve an http.Handler that writes serve's error as apierror's
-// body: an *apiError as it says, a Redis failure as 503 unavailable, anything
+// body: an *apiError as it says, a store failure as 503 unavailable, anything
 // else as 500 internal.
 func (h *handler) wrap(serve func(w http.ResponseWriter, r *http.Request) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -68,7 +68,7 @@ func (h *handler) wrap(serve func(w http.ResponseWriter, r *http.Request) error)
 			// The client is gone; nobody reads this.
 			apierror.Write(w, apierror.Unavailable, "", "request cancelled")
 		case unavailable(err):
-			h.log.Warn("api: redis unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
+			h.log.Warn("api: store unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
 			apierror.Write(w, apierror.Unavailable, "", "the task store is unavailable; try again")
 		default:
 			h.log.Error("api: internal error", "method", r.Method, "path", r.URL.Path, "err", err)
@@ -81,8 +81,11 @@ func (h *handler) wrap(serve func(w http.ResponseWriter, r *http.Request) error)
 // cluster cannot answer now, rather than that the command was wrong.
 var transientReplies = []string{"LOADING", "CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN", "READONLY", "BUSY", "NOREPLICAS"}
 
-// unavailable reports whether err says Redis could not be reached or could
-// not answer, as opposed to a bug (an unexpected reply, a script error).
+// unavailable reports whether err says the store could not be reached or
+// could not answer, as opposed to a bug (an unexpected reply, a script
+// error): a network error on every store, and Redis's transient replies.
+// durable has no store-neutral mark of a transient error yet, so a store's
+// own (SQLite's "database is locked") is 500 here.
 func unavailable(err error) bool {
 	var ne net.Error
 	var re redis.Error

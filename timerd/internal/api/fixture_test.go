@@ -3,18 +3,22 @@ package api
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-timingwheel/timingwheel/durable"
 	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/sqlitewheel"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/redistest"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/schedules"
 	"github.com/redis/go-redis/v9"
@@ -33,30 +37,60 @@ type fixture struct {
 	check func(ctx context.Context, u *url.URL) error
 }
 
-// newFixture is newFixtureWith without changes: stream tasks allowed, as
-// on a server whose store is Redis.
-func newFixture(t *testing.T, c redis.UniversalClient, opts rediswheel.Options) *fixture {
-	return newFixtureWith(t, c, opts, nil)
+// testStore is where a fixture keeps its tasks: a Redis server, or (redis
+// nil) a SQLite file of the test's own.
+type testStore struct{ redis redis.UniversalClient }
+
+// eachStore runs f as a parallel subtest on SQLite and on each Redis server
+// (redistest.Each). The API holds a durable.Queue: what it answers must not
+// depend on the store.
+func eachStore(t *testing.T, f func(t *testing.T, s testStore)) {
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		f(t, testStore{})
+	})
+	if redistest.Configured() {
+		redistest.Each(t, func(t *testing.T, c redis.UniversalClient) { f(t, testStore{redis: c}) })
+	}
+}
+
+// newFixture is newFixtureWith without changes: on Redis stream tasks are
+// allowed, as on a server whose store is Redis; on SQLite they are not, as
+// on a server without -stream-redis-url.
+func newFixture(t *testing.T, s testStore, opts durable.Options) *fixture {
+	return newFixtureWith(t, s, opts, nil)
 }
 
 // newFixtureWith makes a fixture whose Config change changes, if not nil.
-func newFixtureWith(t *testing.T, c redis.UniversalClient, opts rediswheel.Options, change func(*Config)) *fixture {
-	ns := redistest.Namespace(t, c)
-	opts.Namespace = ns
-	if opts.Shards == 0 {
-		opts.Shards = 4
+func newFixtureWith(t *testing.T, s testStore, opts durable.Options, change func(*Config)) *fixture {
+	var st durable.Store
+	var defs schedules.Definitions
+	if s.redis != nil {
+		ns := redistest.Namespace(t, s.redis)
+		rst, err := rediswheel.NewStore(s.redis, ns, 4)
+		require.NoError(t, err)
+		st, defs = rst, schedules.RedisDefinitions(s.redis, ns)
+	} else {
+		st, defs = sqliteStore(t)
 	}
-	q, err := rediswheel.New(c, opts)
+	q, err := durable.New(st, opts)
 	require.NoError(t, err)
-	f := &fixture{t: t, q: q, store: schedules.New(schedules.RedisDefinitions(c, ns), q, slog.Default())}
+	f := &fixture{t: t, q: q, store: schedules.New(defs, q, slog.Default())}
 	cfg := Config{
-		Queue: q, Schedules: f.store, MaxBody: 4096, Payload: q.Store().(*rediswheel.Store).Payload, Streams: true,
+		Queue: q, Schedules: f.store, MaxBody: 4096, Streams: s.redis != nil,
 		CheckCallback: func(ctx context.Context, u *url.URL) error {
 			if f.check != nil {
 				return f.check(ctx, u)
 			}
 			return nil
 		},
+	}
+	// As the server does (routes.go): the callback's traceparent is shown
+	// where the store can read a task's payload.
+	if p, ok := st.(interface {
+		Payload(ctx context.Context, key string) ([]byte, error)
+	}); ok {
+		cfg.Payload = p.Payload
 	}
 	if change != nil {
 		change(&cfg)
@@ -67,6 +101,23 @@ func newFixtureWith(t *testing.T, c redis.UniversalClient, opts rediswheel.Optio
 	f.api = httptest.NewServer(h)
 	t.Cleanup(func() { f.api.Close() })
 	return f
+}
+
+// sqliteStore opens a SQLite store in a file of t's own, with the schedule
+// definitions beside it, as the server does (backend.go); both close when t
+// ends.
+func sqliteStore(t *testing.T) (durable.Store, schedules.Definitions) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "timerd.db")
+	st, err := sqlitewheel.Open(ctx, path, sqlitewheel.Options{Namespace: "timerd"})
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(5000)")
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	defs, err := schedules.SQLiteDefinitions(ctx, db, "timerd")
+	require.NoError(t, err)
+	return st, defs
 }
 
 // reply is a decoded answer.

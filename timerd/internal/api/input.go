@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-timingwheel/timingwheel/durable"
-	"github.com/go-timingwheel/timingwheel/rediswheel"
+
 	"github.com/go-timingwheel/timingwheel/timerd/internal/apierror"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/schedules"
 )
@@ -20,7 +20,7 @@ import (
 // MaxKeyLen caps a task key (README: 1–512 bytes).
 const MaxKeyLen = 512
 
-// periodicPrefix starts the keys of schedules' occurrences (rediswheel's
+// periodicPrefix starts the keys of schedules' occurrences (durable's
 // Periodic): a created task may not take one.
 const periodicPrefix = "periodic:"
 
@@ -79,7 +79,7 @@ func parseWhen(dueAt, delay *string) (when, error) {
 		return when{}, invalid("due_at", "due_at must be an RFC 3339 time with a zone, such as \"2026-11-25T10:00:00Z\"")
 	}
 	// The instant, not the year on its own clock: 1970-01-01T00:00:00+14:00
-	// is 1969-12-31T10:00:00Z. rediswheel keeps due times as Unix ms, 0
+	// is 1969-12-31T10:00:00Z. durable keeps due times as Unix ms, 0
 	// meaning none, so the epoch itself would read back as no due time.
 	if !at.After(time.Unix(0, 0)) {
 		return when{}, invalid("due_at", "due_at must be after 1970-01-01T00:00:00Z")
@@ -105,11 +105,11 @@ var callbackShape = shape{"url": nil, "method": nil, "headers": anyFields, "body
 
 // task checks c as AddHTTP will, naming the field of each fault, and then
 // asks check whether its destination is allowed.
-func (c *callbackJSON) task(ctx context.Context, check func(context.Context, *url.URL) error) (rediswheel.HTTPTask, error) {
+func (c *callbackJSON) task(ctx context.Context, check func(context.Context, *url.URL) error) (durable.HTTPTask, error) {
 	if c == nil {
-		return rediswheel.HTTPTask{}, invalid("callback", "callback is required")
+		return durable.HTTPTask{}, invalid("callback", "callback is required")
 	}
-	t := rediswheel.HTTPTask{URL: c.URL, Method: c.Method, Header: c.Headers}
+	t := durable.HTTPTask{URL: c.URL, Method: c.Method, Header: c.Headers}
 	switch {
 	case c.URL == "":
 		return t, invalid("callback.url", "callback.url is required")
@@ -145,7 +145,7 @@ func (c *callbackJSON) task(ctx context.Context, check func(context.Context, *ur
 		}
 		t.CompletionTimeout = d
 	}
-	if _, err := rediswheel.EncodeHTTPTask(t); err != nil {
+	if _, err := durable.EncodeHTTPTask(t); err != nil {
 		return t, callbackError(t, err)
 	}
 	u, err := url.Parse(t.URL)
@@ -167,15 +167,15 @@ func (c *callbackJSON) task(ctx context.Context, check func(context.Context, *ur
 // callbackError maps an error of the HTTP task checks (package durable's,
 // whose texts start "durable: ", trimmed here) to its field,
 // or returns err as it is.
-func callbackError(t rediswheel.HTTPTask, err error) error {
+func callbackError(t durable.HTTPTask, err error) error {
 	switch {
-	case errors.Is(err, rediswheel.ErrInvalidURL):
+	case errors.Is(err, durable.ErrInvalidURL):
 		return invalid("callback.url", "%v", strings.TrimPrefix(err.Error(), "durable: "))
-	case errors.Is(err, rediswheel.ErrInvalidMethod):
+	case errors.Is(err, durable.ErrInvalidMethod):
 		return invalid("callback.method", "callback.method must be an HTTP method token (GET, POST, ...)")
-	case errors.Is(err, rediswheel.ErrInvalidTimeout):
+	case errors.Is(err, durable.ErrInvalidTimeout):
 		return invalid("callback.timeout", "%v", strings.TrimPrefix(err.Error(), "durable: "))
-	case errors.Is(err, rediswheel.ErrInvalidHeader):
+	case errors.Is(err, durable.ErrInvalidHeader):
 		field := "callback.headers"
 		// Name the header when one alone is refused (Connection and
 		// connection given together fail only together).
@@ -185,8 +185,8 @@ func callbackError(t rediswheel.HTTPTask, err error) error {
 		}
 		slices.Sort(names)
 		for _, name := range names {
-			one := rediswheel.HTTPTask{URL: t.URL, Method: t.Method, Header: map[string][]string{name: t.Header[name]}}
-			if _, e := rediswheel.EncodeHTTPTask(one); e != nil {
+			one := durable.HTTPTask{URL: t.URL, Method: t.Method, Header: map[string][]string{name: t.Header[name]}}
+			if _, e := durable.EncodeHTTPTask(one); e != nil {
 				field += "." + name
 				break
 			}

@@ -1,20 +1,17 @@
 package api
 
 import (
+	"github.com/go-timingwheel/timingwheel/durable"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
-
-	"github.com/go-timingwheel/timingwheel/rediswheel"
-	"github.com/go-timingwheel/timingwheel/timerd/internal/redistest"
 )
 
 // TestLimits: PUT gives an origin, however spelled, a limit of its own that
 // GET shows under its scheme://host:port; DELETE gives it the default back.
 func TestLimits(t *testing.T) {
-	redistest.Each(t, func(t *testing.T, c redis.UniversalClient) {
-		f := newFixture(t, c, rediswheel.Options{})
+	eachStore(t, func(t *testing.T, s testStore) {
+		f := newFixture(t, s, durable.Options{})
 		r := f.do("PUT", "/v1/limits/HTTPS%3A%2F%2FHooks.example.com%2Fpath", `{"concurrency":2,"rate":0.5,"burst":3}`)
 		assert.Equal(t, 200, r.status, "%s", r.raw)
 		want := map[string]any{"origin": "https://hooks.example.com:443", "concurrency": 2.0, "rate": 0.5, "burst": 3.0}

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"fmt"
+	"github.com/go-timingwheel/timingwheel/durable"
 	"net/http"
 	"net/url"
 	"sync"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/go-timingwheel/timingwheel/rediswheel"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/redistest"
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -20,8 +20,8 @@ import (
 // other tasks are added and cancelled: every task that stays scheduled is
 // listed exactly once, no key is listed twice, and the order is by due time.
 func TestListPaging(t *testing.T) {
-	redistest.Each(t, func(t *testing.T, c redis.UniversalClient) {
-		f := newFixture(t, c, rediswheel.Options{})
+	eachStore(t, func(t *testing.T, s testStore) {
+		f := newFixture(t, s, durable.Options{})
 		ctx := context.Background()
 		base := time.Now().Add(24 * time.Hour).Truncate(time.Second)
 		stay := map[string]bool{}

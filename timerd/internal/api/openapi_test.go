@@ -14,9 +14,7 @@ import (
 	"time"
 
 	"github.com/go-timingwheel/timingwheel/durable"
-	"github.com/go-timingwheel/timingwheel/rediswheel"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/redistest"
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -99,8 +97,8 @@ func TestOpenAPI(t *testing.T) {
 	slices.Sort(served)
 	require.Equal(t, served, documented, "openapi.json documents exactly the routes")
 
-	redistest.Each(t, func(t *testing.T, c redis.UniversalClient) {
-		f := newFixture(t, c, rediswheel.Options{Retention: time.Hour})
+	eachStore(t, func(t *testing.T, s testStore) {
+		f := newFixture(t, s, durable.Options{Retention: time.Hour})
 		rec := &recorder{}
 		f.api.Close()
 		f.api = httptest.NewServer(rec.wrap(f.h))

@@ -1,19 +1,17 @@
 package api
 
 import (
+	"github.com/go-timingwheel/timingwheel/durable"
 	"net/http"
 	"testing"
 
-	"github.com/go-timingwheel/timingwheel/rediswheel"
-	"github.com/go-timingwheel/timingwheel/timerd/internal/redistest"
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestSchedules(t *testing.T) {
-	redistest.Each(t, func(t *testing.T, c redis.UniversalClient) {
-		f := newFixture(t, c, rediswheel.Options{})
+	eachStore(t, func(t *testing.T, s testStore) {
+		f := newFixture(t, s, durable.Options{})
 		body := func(every, cron, url string) string {
 			return jsonBody(map[string]any{"name": "nightly-report", "every": every, "cron": cron, "max_attempts": 3,
 				"callback": map[string]any{"url": url, "method": "POST", "headers": map[string]any{"Authorization": []string{"secret"}}}})

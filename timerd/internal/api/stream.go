@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/go-timingwheel/timingwheel/durable"
 	"github.com/go-timingwheel/timingwheel/rediswheel"
 )
 
@@ -92,7 +93,7 @@ func streamError(t rediswheel.StreamTask, err error) error {
 	return invalid("stream", "%s", msg)
 }
 
-// The kinds of task (taskJSON.Kind): a callback (rediswheel.HTTPTaskType)
+// The kinds of task (taskJSON.Kind): a callback (durable.HTTPTaskType)
 // or a stream message (rediswheel.StreamTaskType). A task of another type,
 // which timerd does not create, shows none.
 const (
@@ -100,7 +101,14 @@ const (
 	kindStream   = "stream"
 )
 
-var kindNames = map[string]string{rediswheel.HTTPTaskType: kindCallback, rediswheel.StreamTaskType: kindStream}
+var kindNames = map[string]string{durable.HTTPTaskType: kindCallback, streamTaskType: kindStream}
+
+// A stream task is rediswheel's: this file is the API's only use of
+// rediswheel, which is here a client of Redis Streams, whatever the store
+// (config.Streams), not the store itself.
+type streamTask = rediswheel.StreamTask
+
+const streamTaskType = rediswheel.StreamTaskType
 
 // streamView is a stream task as answers show it: its stream's name, not the
 // fields, which may hold what a consumer alone should read.
@@ -126,7 +134,7 @@ func (h *handler) fromPayload(ctx context.Context, v *taskJSON) error {
 		}
 		return nil
 	}
-	if t, err := rediswheel.DecodeHTTPTask(p); err == nil {
+	if t, err := durable.DecodeHTTPTask(p); err == nil {
 		v.Traceparent = t.Header.Get(traceHeader)
 	}
 	return nil

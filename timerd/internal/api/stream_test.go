@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"github.com/go-timingwheel/timingwheel/durable"
 	"net/http"
 	"strings"
 	"testing"
@@ -23,7 +24,7 @@ func streamBody(key, delay, stream string, fields map[string]string) string {
 // stream (not its fields), lists its kind.
 func TestStreamTask(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, c redis.UniversalClient) {
-		f := newFixture(t, c, rediswheel.Options{})
+		f := newFixture(t, testStore{redis: c}, durable.Options{})
 		ctx := context.Background()
 		fields := map[string]string{"order": "1001", "event": "lapsed"}
 		r := f.doWith(http.Header{"Traceparent": {traceparent}}, "POST", "/v1/tasks", streamBody("order:1001/expire", "1h", "orders", fields))
@@ -79,7 +80,7 @@ func TestStreamTask(t *testing.T) {
 // field at fault, by rediswheel's rules, and nothing is stored.
 func TestStreamTaskBadInput(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, c redis.UniversalClient) {
-		f := newFixture(t, c, rediswheel.Options{})
+		f := newFixture(t, testStore{redis: c}, durable.Options{})
 		with := func(stream string) string { return `{"key":"k","delay":"1s","stream":` + stream + `}` }
 		for _, tc := range []struct {
 			name, body, field string
@@ -115,7 +116,7 @@ func TestStreamTaskBadInput(t *testing.T) {
 // are unaffected.
 func TestStreamTaskWithoutRedis(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, c redis.UniversalClient) {
-		f := newFixtureWith(t, c, rediswheel.Options{}, func(cfg *Config) { cfg.Streams = false })
+		f := newFixtureWith(t, testStore{redis: c}, durable.Options{}, func(cfg *Config) { cfg.Streams = false })
 		r := f.do("POST", "/v1/tasks", streamBody("k", "1s", "orders", map[string]string{"a": "b"}))
 		assert.Equal(t, http.StatusBadRequest, r.status, "%s", r.raw)
 		assert.Equal(t, "invalid_argument", r.errCode())

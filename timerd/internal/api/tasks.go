@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/durable"
 )
 
 type createRequest struct {
@@ -41,12 +41,12 @@ func (h *handler) createTask(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var opts []rediswheel.TaskOption
+	var opts []durable.TaskOption
 	if req.MaxAttempts != nil {
 		if *req.MaxAttempts < 1 {
 			return invalid("max_attempts", "max_attempts must be at least 1")
 		}
-		opts = append(opts, rediswheel.TaskMaxAttempts(*req.MaxAttempts))
+		opts = append(opts, durable.TaskMaxAttempts(*req.MaxAttempts))
 	}
 	if err := checkKind(req.Callback, req.Stream); err != nil {
 		return err
@@ -55,14 +55,14 @@ func (h *handler) createTask(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var task rediswheel.HTTPTask
-	var stream rediswheel.StreamTask
+	var task durable.HTTPTask
+	var stream streamTask
 	var streamPayload []byte // set for a stream task
 	if req.Stream != nil {
 		if stream, streamPayload, err = req.Stream.payload(h.cfg.Streams, tp); err != nil {
 			return err
 		}
-		opts = append(opts, rediswheel.TaskType(rediswheel.StreamTaskType))
+		opts = append(opts, durable.TaskType(streamTaskType))
 	} else if task, err = req.Callback.task(r.Context(), h.cfg.CheckCallback); err != nil {
 		return err
 	}
@@ -90,7 +90,7 @@ func (h *handler) createTask(w http.ResponseWriter, r *http.Request) error {
 			return addError(task, err)
 		}
 		info, err := h.cfg.Queue.Get(ctx, req.Key)
-		if errors.Is(err, rediswheel.ErrNotFound) {
+		if errors.Is(err, durable.ErrNotFound) {
 			if !added {
 				continue // the task there finished meanwhile: add again
 			}
@@ -100,7 +100,7 @@ func (h *handler) createTask(w http.ResponseWriter, r *http.Request) error {
 			if due.relative {
 				at = time.Now().Add(due.delay)
 			}
-			info, err = rediswheel.TaskInfo{Key: req.Key, State: rediswheel.StateScheduled, Due: at, OriginalDue: at,
+			info, err = durable.TaskInfo{Key: req.Key, State: durable.StateScheduled, Due: at, OriginalDue: at,
 				MaxAttempts: maxAttempts(req.MaxAttempts)}, nil
 		}
 		if err != nil {
@@ -132,12 +132,12 @@ func maxAttempts(p *int) int {
 }
 
 // addError maps the errors of AddHTTP that the checks before it should have
-// caught to their fields; others (Redis) pass.
-func addError(task rediswheel.HTTPTask, err error) error {
+// caught to their fields; others (the store's) pass.
+func addError(task durable.HTTPTask, err error) error {
 	switch {
-	case errors.Is(err, rediswheel.ErrKey):
+	case errors.Is(err, durable.ErrKey):
 		return invalid("key", "%v", err)
-	case errors.Is(err, rediswheel.ErrTaskOption):
+	case errors.Is(err, durable.ErrTaskOption):
 		return invalid("max_attempts", "%v", err)
 	}
 	return callbackError(task, err)
@@ -156,7 +156,7 @@ func (h *handler) getTask(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	info, err := h.cfg.Queue.Get(r.Context(), key)
-	if errors.Is(err, rediswheel.ErrNotFound) {
+	if errors.Is(err, durable.ErrNotFound) {
 		return notFound("no task under this key")
 	}
 	if err != nil {
@@ -169,7 +169,7 @@ func (h *handler) getTask(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, v)
 }
 
-// cancelTask: DELETE /v1/tasks/{key}. rediswheel's Cancel: a scheduled,
+// cancelTask: DELETE /v1/tasks/{key}. durable's Cancel: a scheduled,
 // retrying or dead task is removed; one in flight finishes as cancelled
 // whatever its callback answers; a finished task still retained is forgotten.
 func (h *handler) cancelTask(w http.ResponseWriter, r *http.Request) error {
@@ -215,7 +215,7 @@ func (h *handler) rescheduleTask(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	for range raceRetries {
 		moved, err := h.cfg.Queue.Reschedule(ctx, key, at)
-		if errors.Is(err, rediswheel.ErrInFlight) {
+		if errors.Is(err, durable.ErrInFlight) {
 			return conflict("the task is in flight: its next time depends on how this delivery ends")
 		}
 		if err != nil {
@@ -223,14 +223,14 @@ func (h *handler) rescheduleTask(w http.ResponseWriter, r *http.Request) error {
 		}
 		info, err := h.cfg.Queue.Get(ctx, key)
 		switch {
-		case moved && errors.Is(err, rediswheel.ErrNotFound):
+		case moved && errors.Is(err, durable.ErrNotFound):
 			// Moved to a time already come, delivered and forgotten since.
-			info, err = rediswheel.TaskInfo{Key: key, State: rediswheel.StateScheduled, Due: at, OriginalDue: at}, nil
+			info, err = durable.TaskInfo{Key: key, State: durable.StateScheduled, Due: at, OriginalDue: at}, nil
 		case moved:
-		case errors.Is(err, rediswheel.ErrNotFound):
+		case errors.Is(err, durable.ErrNotFound):
 			return notFound("no task under this key")
 		case err != nil:
-		case info.State == rediswheel.StateScheduled || info.State == rediswheel.StateRetrying:
+		case info.State == durable.StateScheduled || info.State == durable.StateRetrying:
 			continue // it came back (a Requeue) between the two calls
 		default:
 			return conflict("the task is %s: only a scheduled or retrying task can be rescheduled", stateNames[info.State])
@@ -251,7 +251,7 @@ type listJSON struct {
 	NextCursor string     `json:"next_cursor"`
 }
 
-// listTasks: GET /v1/tasks?state=S&cursor=C&limit=N, rediswheel's List.
+// listTasks: GET /v1/tasks?state=S&cursor=C&limit=N, durable's List.
 func (h *handler) listTasks(w http.ResponseWriter, r *http.Request) error {
 	q, err := query(r, "state", "cursor", "limit")
 	if err != nil {
@@ -271,20 +271,20 @@ func (h *handler) listDead(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return h.list(w, r, rediswheel.StateDead, q)
+	return h.list(w, r, durable.StateDead, q)
 }
 
-func (h *handler) list(w http.ResponseWriter, r *http.Request, state rediswheel.State, q map[string]string) error {
+func (h *handler) list(w http.ResponseWriter, r *http.Request, state durable.State, q map[string]string) error {
 	limit := DefaultListLimit
 	if s, ok := q["limit"]; ok {
 		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > rediswheel.MaxListLimit {
-			return invalid("limit", "limit must be an integer from 1 to %d", rediswheel.MaxListLimit)
+		if err != nil || n < 1 || n > durable.MaxListLimit {
+			return invalid("limit", "limit must be an integer from 1 to %d", durable.MaxListLimit)
 		}
 		limit = n
 	}
 	tasks, next, err := h.cfg.Queue.List(r.Context(), state, q["cursor"], limit)
-	if errors.Is(err, rediswheel.ErrCursor) {
+	if errors.Is(err, durable.ErrCursor) {
 		return invalid("cursor", "cursor is not one this listing returned")
 	}
 	if err != nil {
@@ -313,7 +313,7 @@ func (h *handler) requeueDead(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, map[string]bool{"requeued": true})
 }
 
-// stats: GET /v1/stats, rediswheel's Stats.
+// stats: GET /v1/stats, durable's Stats.
 func (h *handler) stats(w http.ResponseWriter, r *http.Request) error {
 	if _, err := query(r); err != nil {
 		return err

@@ -1,15 +1,14 @@
 package api
 
 import (
+	"github.com/go-timingwheel/timingwheel/durable"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/go-timingwheel/timingwheel/rediswheel"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/redistest"
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -20,7 +19,7 @@ const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 // create and GET answers until the task finishes, and sent with every
 // delivery, a retry included.
 func TestTraceparent(t *testing.T) {
-	redistest.Each(t, func(t *testing.T, c redis.UniversalClient) {
+	eachStore(t, func(t *testing.T, s testStore) {
 		var mu sync.Mutex
 		var got []string // each delivery's traceparent
 		hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -32,7 +31,7 @@ func TestTraceparent(t *testing.T) {
 			}
 		}))
 		defer hook.Close()
-		f := newFixture(t, c, rediswheel.Options{Backoff: func(int) time.Duration { return 0 }, Retention: time.Hour})
+		f := newFixture(t, s, durable.Options{Backoff: func(int) time.Duration { return 0 }, Retention: time.Hour})
 		f.worker()
 
 		tp := http.Header{"Traceparent": {traceparent}}
@@ -61,8 +60,8 @@ func TestTraceparent(t *testing.T) {
 
 // A bad traceparent is refused, naming it, and nothing is stored.
 func TestBadTraceparent(t *testing.T) {
-	redistest.Each(t, func(t *testing.T, c redis.UniversalClient) {
-		f := newFixture(t, c, rediswheel.Options{})
+	eachStore(t, func(t *testing.T, s testStore) {
+		f := newFixture(t, s, durable.Options{})
 		for _, tc := range []struct {
 			name, field string
 			header      http.Header

@@ -1,13 +1,11 @@
 package api
 
 import (
+	"github.com/go-timingwheel/timingwheel/durable"
 	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/go-timingwheel/timingwheel/rediswheel"
-	"github.com/go-timingwheel/timingwheel/timerd/internal/redistest"
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -18,8 +16,8 @@ import (
 // the second client would get 200 created:false with the first one's task.
 // Both are refused, and a key that holds U+FFFD itself is stored as given.
 func TestKeysAreNotRewritten(t *testing.T) {
-	redistest.Each(t, func(t *testing.T, c redis.UniversalClient) {
-		f := newFixture(t, c, rediswheel.Options{})
+	eachStore(t, func(t *testing.T, s testStore) {
+		f := newFixture(t, s, durable.Options{})
 		for _, key := range []string{"u8\xff", "u8\xfe", `u8\ud800`, `u8\udfff`, `u8\ud800\u0041`} {
 			body := `{"key":"` + key + `","delay":"1h","callback":{"url":"https://e.com/","method":"POST"}}`
 			r := f.do("POST", "/v1/tasks", body)
@@ -47,8 +45,8 @@ func TestKeysAreNotRewritten(t *testing.T) {
 // when a string in it is not UTF-8, before decoding could rewrite it; in a
 // path or query the same bytes are refused or matched as they are.
 func TestBodiesMustBeUTF8(t *testing.T) {
-	redistest.Each(t, func(t *testing.T, c redis.UniversalClient) {
-		f := newFixture(t, c, rediswheel.Options{})
+	eachStore(t, func(t *testing.T, s testStore) {
+		f := newFixture(t, s, durable.Options{})
 		r := f.do("POST", "/v1/tasks", createBody("k", "1h", "https://e.com/"))
 		require.Equal(t, http.StatusCreated, r.status, "%s", r.raw)
 		cb := `"callback":{"url":"https://e.com/","method":"POST"}`

@@ -5,14 +5,14 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/durable"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/schedules"
 )
 
 // The JSON the API answers with. openapi.json describes each; if one
 // changes, change it there too (TestOpenAPI checks real answers against it).
 
-// taskJSON is a task, from rediswheel.TaskInfo.
+// taskJSON is a task, from durable.TaskInfo.
 type taskJSON struct {
 	Key            string         `json:"key"`
 	State          string         `json:"state"`
@@ -60,7 +60,7 @@ type resultJSON struct {
 	BodyTruncated bool    `json:"body_truncated"`
 }
 
-func resultView(r rediswheel.Result) *resultJSON {
+func resultView(r durable.Result) *resultJSON {
 	if r.Code == 0 && len(r.Body) == 0 && !r.Truncated {
 		return nil
 	}
@@ -93,19 +93,19 @@ func dropCutRune(b []byte) []byte {
 	return b
 }
 
-// stateNames are the API's names of rediswheel's states: the same but for
+// stateNames are the API's names of durable's states: the same but for
 // "in flight", which is one word here, as a query value must be.
-var stateNames = map[rediswheel.State]string{
-	rediswheel.StateScheduled: "scheduled",
-	rediswheel.StateRetrying:  "retrying",
-	rediswheel.StateInFlight:  "in_flight",
-	rediswheel.StateDead:      "dead",
-	rediswheel.StateDone:      "done",
-	rediswheel.StateCancelled: "cancelled",
+var stateNames = map[durable.State]string{
+	durable.StateScheduled: "scheduled",
+	durable.StateRetrying:  "retrying",
+	durable.StateInFlight:  "in_flight",
+	durable.StateDead:      "dead",
+	durable.StateDone:      "done",
+	durable.StateCancelled: "cancelled",
 }
 
 // parseState is stateNames backwards.
-func parseState(name string) (rediswheel.State, bool) {
+func parseState(name string) (durable.State, bool) {
 	for s, n := range stateNames {
 		if n == name {
 			return s, true
@@ -133,7 +133,7 @@ func positive(n int) *int {
 	return &n
 }
 
-func taskView(info rediswheel.TaskInfo) taskJSON {
+func taskView(info durable.TaskInfo) taskJSON {
 	t := taskJSON{
 		Key: info.Key, State: stateNames[info.State], OriginalDueAt: jsonTime(info.OriginalDue),
 		Attempts: info.Attempts, MaxAttempts: positive(info.MaxAttempts), LastError: info.LastError,
@@ -141,7 +141,7 @@ func taskView(info rediswheel.TaskInfo) taskJSON {
 		Deliveries: make([]deliveryJSON, 0, len(info.History)),
 	}
 	t.Kind = kindNames[info.Type]
-	if info.State == rediswheel.StateInFlight {
+	if info.State == durable.StateInFlight {
 		t.LeaseExpiresAt = jsonTime(info.Due)
 	} else {
 		t.DueAt = jsonTime(info.Due)
@@ -155,7 +155,7 @@ func taskView(info rediswheel.TaskInfo) taskJSON {
 	return t
 }
 
-func taskViews(infos []rediswheel.TaskInfo) []taskJSON {
+func taskViews(infos []durable.TaskInfo) []taskJSON {
 	out := make([]taskJSON, 0, len(infos))
 	for _, info := range infos {
 		out = append(out, taskView(info))
@@ -212,7 +212,7 @@ type statsJSON struct {
 	Paused bool        `json:"paused"`
 }
 
-func shardView(s rediswheel.ShardStats, shard *int) shardJSON {
+func shardView(s durable.ShardStats, shard *int) shardJSON {
 	states := make(map[string]int64, len(stateNames))
 	for st, name := range stateNames {
 		states[name] = s.States.Of(st)

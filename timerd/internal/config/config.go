@@ -45,10 +45,10 @@ type Config struct {
 	Retention     time.Duration
 	History       int
 	ShutdownGrace time.Duration
-	// Lease is rediswheel's Lease: how long a task claimed by a process that
+	// Lease is durable's Options.Lease: how long a task claimed by a process that
 	// then dies waits before another process delivers it.
 	Lease time.Duration
-	// MaxAttempts, BackoffBase and BackoffLimit are rediswheel's MaxAttempts
+	// MaxAttempts, BackoffBase and BackoffLimit are durable's MaxAttempts
 	// and ExponentialBackoff(BackoffBase, BackoffLimit) for tasks without
 	// their own; CallbackTimeout bounds a callback whose task gives none.
 	MaxAttempts               int

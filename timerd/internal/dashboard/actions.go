@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/durable"
 )
 
 // The two actions are POST forms with the fields key (the task's) and from
@@ -47,7 +47,7 @@ func (d *dashboard) act(w http.ResponseWriter, r *http.Request, op string,
 	}
 	ok, err := do(r.Context(), key)
 	switch {
-	case errors.Is(err, rediswheel.ErrKey):
+	case errors.Is(err, durable.ErrKey):
 		d.fail(w, r, http.StatusBadRequest, err.Error())
 		return
 	case err != nil:

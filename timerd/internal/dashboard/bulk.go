@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/durable"
 )
 
 // Bulk actions on the dead set: requeue all, delete (cancel) all. The
@@ -23,16 +23,16 @@ import (
 type bulkOp struct {
 	verb, button, explain string
 	outcome               string // the done= of the page after
-	do                    func(*rediswheel.Queue) func(context.Context, string) (bool, error)
+	do                    func(*durable.Queue) func(context.Context, string) (bool, error)
 }
 
 var bulkOps = map[string]bulkOp{
 	"requeue-all": {"Requeue", "Requeue them all",
 		"Each becomes due now, its attempts reset (its last error kept until it succeeds).",
-		"bulk_requeued", func(q *rediswheel.Queue) func(context.Context, string) (bool, error) { return q.Requeue }},
+		"bulk_requeued", func(q *durable.Queue) func(context.Context, string) (bool, error) { return q.Requeue }},
 	"cancel-all": {"Delete", "Delete them all",
 		"Each is cancelled: it leaves the dead set for good (kept as cancelled for the retention time, then forgotten). This cannot be undone.",
-		"bulk_cancelled", func(q *rediswheel.Queue) func(context.Context, string) (bool, error) { return q.Cancel }},
+		"bulk_cancelled", func(q *durable.Queue) func(context.Context, string) (bool, error) { return q.Cancel }},
 }
 
 // plural is n things: "1 dead task", "3 dead tasks".
@@ -98,7 +98,7 @@ func (d *dashboard) bulk(w http.ResponseWriter, r *http.Request) {
 func (d *dashboard) eachDead(ctx context.Context, n int, do func(context.Context, string) (bool, error)) (done int, err error) {
 	cursor := ""
 	for seen := 0; seen < n; {
-		tasks, next, err := d.Queue.List(ctx, rediswheel.StateDead, cursor, min(pageSize, n-seen))
+		tasks, next, err := d.Queue.List(ctx, durable.StateDead, cursor, min(pageSize, n-seen))
 		if err != nil {
 			return done, err
 		}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/durable"
 )
 
 // cancelForm is GET /ui/cancel?key=K&from=dead|task: the confirmation of
@@ -19,10 +19,10 @@ func (d *dashboard) cancelForm(w http.ResponseWriter, r *http.Request) {
 	}
 	info, err := d.Queue.Get(r.Context(), key)
 	switch {
-	case errors.Is(err, rediswheel.ErrNotFound):
+	case errors.Is(err, durable.ErrNotFound):
 		d.fail(w, r, http.StatusNotFound, fmt.Sprintf("No task %q: nothing to cancel.", key))
 		return
-	case errors.Is(err, rediswheel.ErrKey):
+	case errors.Is(err, durable.ErrKey):
 		d.fail(w, r, http.StatusBadRequest, err.Error())
 		return
 	case err != nil:
@@ -31,9 +31,9 @@ func (d *dashboard) cancelForm(w http.ResponseWriter, r *http.Request) {
 	}
 	var explain string
 	switch info.State {
-	case rediswheel.StateInFlight:
+	case durable.StateInFlight:
 		explain = "It is being delivered now: the delivery runs to its end, and the task then finishes as cancelled, whatever its outcome; it is not retried."
-	case rediswheel.StateDone, rediswheel.StateCancelled:
+	case durable.StateDone, durable.StateCancelled:
 		explain = "It has finished; cancelling forgets it at once."
 	default:
 		explain = "It will not be delivered: it finishes as cancelled at once (kept for the retention time, then forgotten). This cannot be undone."

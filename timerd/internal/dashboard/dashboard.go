@@ -1,11 +1,11 @@
 // Package dashboard is timerd's web page under /ui/: server-rendered
 // html/template, inline CSS, no JavaScript, no build step. It reads and
-// steers the rediswheel Queue directly; it does not go through the /v1/ API.
+// steers the durable Queue directly; it does not go through the /v1/ API.
 //
 // Pages (every one but /ui/login redirects to /ui/login unless the request
 // is auth.Checker.Valid):
 //
-//	GET  /ui/                 overview: rediswheel Stats, in total and per shard
+//	GET  /ui/                 overview: the Queue's Stats, in total and per partition
 //	GET  /ui/tasks?state=S    one state's tasks, 50 a page (Queue.List; &cursor= for the next),
 //	                          one-off tasks or schedule runs (kind=), by key prefix and error
 //	                          text (prefix=, error=): filter.go
@@ -43,7 +43,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/durable"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/auth"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/schedules"
 )
@@ -53,8 +53,8 @@ var ErrConfig = errors.New("dashboard: bad config")
 
 // Config is what the dashboard needs.
 type Config struct {
-	Queue *rediswheel.Queue // required
-	Auth  *auth.Checker     // required; an Open Checker lets everyone in
+	Queue *durable.Queue // required
+	Auth  *auth.Checker  // required; an Open Checker lets everyone in
 	// Namespace is shown in every page's title bar, so that an operator
 	// knows which wheel they are steering; it is not used for the store.
 	Namespace string

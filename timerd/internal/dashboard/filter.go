@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/durable"
 )
 
 // Filters of a task list: which kind of task (one-off, or run of a periodic
@@ -36,7 +36,7 @@ var kindNames = []kindName{{kindOneOff, "one-off tasks"}, {kindSchedule, "schedu
 const maxScan = 20 * pageSize
 
 // maxFilter bounds a prefix or error filter's length (a task key's limit).
-const maxFilter = rediswheel.MaxKeyLen
+const maxFilter = durable.MaxKeyLen
 
 // filter is one list's filters; the zero filter of kind all matches every task.
 type filter struct {
@@ -60,7 +60,7 @@ func filterOf(q url.Values) (f filter, ok bool) {
 // everything reports whether f matches every task: no scan is needed.
 func (f filter) everything() bool { return f.Kind == kindAll && f.Prefix == "" && f.Error == "" }
 
-func (f filter) match(t rediswheel.TaskInfo) bool {
+func (f filter) match(t durable.TaskInfo) bool {
 	run := strings.HasPrefix(t.Key, runPrefix)
 	return (f.Kind == kindAll || (f.Kind == kindSchedule) == run) &&
 		strings.HasPrefix(t.Key, f.Prefix) &&
@@ -68,7 +68,7 @@ func (f filter) match(t rediswheel.TaskInfo) bool {
 }
 
 // query is the list's URL query for state, f and cursor.
-func (f filter) query(state rediswheel.State, cursor string) string {
+func (f filter) query(state durable.State, cursor string) string {
 	q := url.Values{"state": {stateSlug(state)}, "kind": {f.Kind}}
 	if f.Prefix != "" {
 		q.Set("prefix", f.Prefix)
@@ -85,7 +85,7 @@ func (f filter) query(state rediswheel.State, cursor string) string {
 // scanned is a filtered page: its tasks, the cursor after it ("" at the
 // end), and how many tasks were read for it.
 type scanned struct {
-	tasks   []rediswheel.TaskInfo
+	tasks   []durable.TaskInfo
 	next    string
 	scanned int
 }
@@ -93,7 +93,7 @@ type scanned struct {
 // scan reads state's tasks from cursor, a List page at a time, keeping those
 // f matches, until it has pageSize of them, the list ends, or maxScan tasks
 // (or as many List calls: a page may come back empty) were read.
-func (d *dashboard) scan(ctx context.Context, state rediswheel.State, cursor string, f filter) (scanned, error) {
+func (d *dashboard) scan(ctx context.Context, state durable.State, cursor string, f filter) (scanned, error) {
 	var s scanned
 	for calls := 0; calls < maxScan/pageSize; calls++ {
 		tasks, next, err := d.Queue.List(ctx, state, cursor, pageSize)

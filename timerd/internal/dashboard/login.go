@@ -5,7 +5,7 @@ import (
 )
 
 // maxForm bounds the body of every form the dashboard takes: a token or a
-// task key (rediswheel.MaxKeyLen) and a word, URL-encoded.
+// task key (durable.MaxKeyLen) and a word, URL-encoded.
 const maxForm = 16 << 10
 
 // loggedIn passes r to next if it carries the token (auth.Checker.Valid: the

@@ -9,11 +9,14 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-timingwheel/timingwheel/durable"
 	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/sqlitewheel"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/auth"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/redistest"
 	"github.com/redis/go-redis/v9"
@@ -54,7 +57,10 @@ func envOrSkip(t testing.TB, name string) string {
 	return v
 }
 
-// backends are the Redis deployments every Redis test runs against.
+// backends are the stores every forEachBackend test runs against: the Redis
+// deployments, and SQLite (no client: newQueue opens a file of the test's
+// own). The dashboard holds a durable.Queue; what it shows must not depend
+// on the store.
 var backends = []struct {
 	name   string
 	client func(t testing.TB) redis.UniversalClient
@@ -70,6 +76,7 @@ var backends = []struct {
 		t.Cleanup(func() { c.Close() })
 		return c
 	}},
+	{"sqlite", func(testing.TB) redis.UniversalClient { return nil }},
 }
 
 // forEachBackend runs f as a subtest per backend.
@@ -83,10 +90,26 @@ func forEachBackend(t *testing.T, f func(t *testing.T, c redis.UniversalClient))
 func standalone(t testing.TB) redis.UniversalClient { return backends[0].client(t) }
 
 // newQueue returns a Queue on a fresh namespace, 8 shards, with finished
-// tasks retained for an hour; its keys are deleted when t ends.
-func newQueue(t testing.TB, c redis.UniversalClient) *rediswheel.Queue {
+// tasks retained for an hour; its keys are deleted when t ends. With no
+// client, the Queue is on a SQLite file of t's own (one partition).
+func newQueue(t testing.TB, c redis.UniversalClient) *durable.Queue {
 	t.Helper()
-	q, err := rediswheel.New(c, rediswheel.Options{Namespace: redistest.Namespace(t, c), Shards: 8, Retention: time.Hour})
+	var st durable.Store
+	var err error
+	if c != nil {
+		st, err = rediswheel.NewStore(c, redistest.Namespace(t, c), 8)
+	} else {
+		var sst *sqlitewheel.Store
+		sst, err = sqlitewheel.Open(context.Background(), filepath.Join(t.TempDir(), "timerd.db"), sqlitewheel.Options{})
+		if err == nil {
+			t.Cleanup(func() { sst.Close() })
+		}
+		st = sst
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := durable.New(st, durable.Options{Retention: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

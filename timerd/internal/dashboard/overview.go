@@ -3,22 +3,22 @@ package dashboard
 import (
 	"net/http"
 
-	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/durable"
 )
 
 type overviewData struct {
-	Stats   rediswheel.Stats
-	States  []rediswheel.State
+	Stats   durable.Stats
+	States  []durable.State
 	Outcome *outcome // of Pause or Resume
 }
 
-// overview shows rediswheel's Stats as they are: per shard and in total, the
+// overview shows the Queue's Stats as they are: per partition and in total, the
 // tasks due now, scheduled later (retries waiting included), in flight,
 // dead and retained; whether claims are paused; and the lateness, Stats'
 // OldestDue: how long the oldest due task has waited past its due time (0
 // when nothing is due; in the total, the largest of the shards'). That is
 // the wait a task becoming due now would see, not a delivery percentile:
-// rediswheel keeps none (rwmetrics exports the same OldestDue as a gauge).
+// durable keeps none (durablemetrics exports the same OldestDue as a gauge).
 //
 // It shows the counts per state first (Stats' States, as the lists count
 // them, each linking to its list), then the counts by place: due and

@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/durable"
 )
 
 //go:embed templates/*.html
@@ -67,7 +67,7 @@ func formatting(loc *time.Location, now time.Time, maxAttempts int) template.Fun
 		"kinds":        func() []kindName { return kindNames },
 		"one":          func(r schedRun) []schedRun { return []schedRun{r} },
 		"responseText": responseText,
-		"attempts": func(info rediswheel.TaskInfo) string {
+		"attempts": func(info durable.TaskInfo) string {
 			m := info.MaxAttempts
 			if m == 0 {
 				m = maxAttempts

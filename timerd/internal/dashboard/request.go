@@ -8,7 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/durable"
 )
 
 // maxPreview bounds the body a task's page shows: enough to recognise a
@@ -36,18 +36,18 @@ type request struct {
 // task. A finished task's payload is freed by the store, so only pending
 // and dead tasks show one; the store's error is returned for the caller to
 // report.
-func (d *dashboard) requestOf(ctx context.Context, key string, state rediswheel.State) (request, error) {
+func (d *dashboard) requestOf(ctx context.Context, key string, state durable.State) (request, error) {
 	if d.Payload == nil {
 		return request{Why: "This store cannot read a task's payload."}, nil
 	}
-	if state == rediswheel.StateDone || state == rediswheel.StateCancelled {
+	if state == durable.StateDone || state == durable.StateCancelled {
 		return request{Why: "Not kept: a finished task's payload is freed."}, nil
 	}
 	p, err := d.Payload(ctx, key)
 	if err != nil {
 		return request{}, err
 	}
-	t, err := rediswheel.DecodeHTTPTask(p)
+	t, err := durable.DecodeHTTPTask(p)
 	if err != nil {
 		return request{Why: "The payload (" + strconv.Itoa(len(p)) + " bytes) is not an HTTP callback."}, nil
 	}

@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"unicode/utf8"
 
-	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/durable"
 )
 
 // responseText is how a task's page shows a delivery's response body (its
 // Result): as text when it is UTF-8, which html/template escapes; else only
 // its size, as bytes that are not text mean nothing on a page (GET
 // /v1/tasks/{key} gives them in base64). A body the store cut says so.
-func responseText(r rediswheel.Result) string {
+func responseText(r durable.Result) string {
 	var s string
 	switch {
 	case len(r.Body) == 0:

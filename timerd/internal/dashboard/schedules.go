@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/durable"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/schedules"
 )
 
@@ -43,7 +43,7 @@ func (d *dashboard) schedules(w http.ResponseWriter, r *http.Request) {
 		now := d.now()
 		for _, def := range defs {
 			next, _ := def.Next(now) // List returns only definitions that Validate
-			data.Rows = append(data.Rows, scheduleRow{Def: def, Next: next, Runs: runsLink(def.Name, rediswheel.StateDone)})
+			data.Rows = append(data.Rows, scheduleRow{Def: def, Next: next, Runs: runsLink(def.Name, durable.StateDone)})
 		}
 	}
 	d.render(w, r, http.StatusOK, "schedules", "Schedules", data)
@@ -51,7 +51,7 @@ func (d *dashboard) schedules(w http.ResponseWriter, r *http.Request) {
 
 // runsLink is the task list of the runs of every version of the schedule
 // name in state.
-func runsLink(name string, state rediswheel.State) string {
+func runsLink(name string, state durable.State) string {
 	return "/ui/tasks" + filter{Kind: kindSchedule, Prefix: schedules.AnyRunPrefix(name)}.query(state, "")
 }
 
@@ -60,7 +60,7 @@ type schedRun struct {
 	At    time.Time
 	Key   string
 	Found bool
-	Info  rediswheel.TaskInfo
+	Info  durable.TaskInfo
 }
 
 type scheduleData struct {
@@ -94,12 +94,12 @@ func (d *dashboard) schedule(w http.ResponseWriter, r *http.Request) {
 	now := d.now()
 	next, _ := def.Next(now)
 	last, _ := def.Last(now, recentRuns)
-	data := scheduleData{Def: def, DoneRuns: runsLink(name, rediswheel.StateDone),
-		DeadRuns: runsLink(name, rediswheel.StateDead), Recent: recentRuns}
+	data := scheduleData{Def: def, DoneRuns: runsLink(name, durable.StateDone),
+		DeadRuns: runsLink(name, durable.StateDead), Recent: recentRuns}
 	lookup := func(at time.Time) (schedRun, error) {
 		rn := schedRun{At: at, Key: schedules.RunKey(def, at)}
 		info, err := d.Queue.Get(r.Context(), rn.Key)
-		if errors.Is(err, rediswheel.ErrNotFound) {
+		if errors.Is(err, durable.ErrNotFound) {
 			return rn, nil
 		}
 		rn.Info, rn.Found = info, err == nil

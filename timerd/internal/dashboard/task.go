@@ -6,11 +6,11 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/durable"
 )
 
 type taskData struct {
-	Info    rediswheel.TaskInfo
+	Info    durable.TaskInfo
 	Outcome *outcome
 	// CanCancel and CanRequeue say which buttons the task's state allows.
 	CanCancel, CanRequeue bool
@@ -32,22 +32,22 @@ func (d *dashboard) task(w http.ResponseWriter, r *http.Request) {
 	}
 	info, err := d.Queue.Get(r.Context(), key)
 	switch {
-	case errors.Is(err, rediswheel.ErrNotFound):
+	case errors.Is(err, durable.ErrNotFound):
 		msg := fmt.Sprintf("No task %q: never added, finished and no longer retained, or trimmed from the dead set.", key)
 		if o := outcomeOf(r); o != nil {
 			msg = o.Text + " " + msg
 		}
 		d.fail(w, r, http.StatusNotFound, msg)
 		return
-	case errors.Is(err, rediswheel.ErrKey):
+	case errors.Is(err, durable.ErrKey):
 		d.fail(w, r, http.StatusBadRequest, err.Error())
 		return
 	case err != nil:
 		d.failStore(w, r, "Get", err)
 		return
 	}
-	pending := info.State == rediswheel.StateScheduled || info.State == rediswheel.StateRetrying ||
-		info.State == rediswheel.StateInFlight
+	pending := info.State == durable.StateScheduled || info.State == durable.StateRetrying ||
+		info.State == durable.StateInFlight
 	req, err := d.requestOf(r.Context(), key, info.State)
 	if err != nil {
 		d.failStore(w, r, "Payload", err)
@@ -55,8 +55,8 @@ func (d *dashboard) task(w http.ResponseWriter, r *http.Request) {
 	}
 	d.render(w, r, http.StatusOK, "task", "Task", taskData{
 		Info: info, Outcome: outcomeOf(r),
-		CanCancel: pending || info.State == rediswheel.StateDead, CanRequeue: info.State == rediswheel.StateDead,
+		CanCancel: pending || info.State == durable.StateDead, CanRequeue: info.State == durable.StateDead,
 		Request:  req,
-		Detached: info.State == rediswheel.StateInFlight && time.Until(info.Due) > d.Queue.Options().Lease,
+		Detached: info.State == durable.StateInFlight && time.Until(info.Due) > d.Queue.Options().Lease,
 	})
 }

@@ -4,18 +4,18 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/durable"
 )
 
 // pageSize is the tasks of one list page: a page of 50 costs about 2 ms of
-// Redis CPU on 16 shards (rediswheel's TestInspectionCost measures 100 at
+// Redis CPU on 16 shards, the costliest store (rediswheel's TestInspectionCost measures 100 at
 // ~4 ms), and fits a screen or two.
 const pageSize = 50
 
 type listData struct {
-	State   rediswheel.State
-	States  []rediswheel.State
-	Tasks   []rediswheel.TaskInfo
+	State   durable.State
+	States  []durable.State
+	Tasks   []durable.TaskInfo
 	Cursor  string // of this page; "" for the first
 	Next    string // of the next page; "" at the end
 	Outcome *outcome
@@ -30,7 +30,7 @@ type listData struct {
 
 // Link is the list's URL for state (the tasks page's, with this page's
 // filters) from cursor.
-func (l listData) Link(state rediswheel.State, cursor string) string {
+func (l listData) Link(state durable.State, cursor string) string {
 	return "/ui/tasks" + l.Filter.query(state, cursor)
 }
 
@@ -47,7 +47,7 @@ func (l listData) KindLink(kind string) string {
 func (d *dashboard) tasks(w http.ResponseWriter, r *http.Request) {
 	slug := r.URL.Query().Get("state")
 	if slug == "" {
-		slug = stateSlug(rediswheel.StateScheduled)
+		slug = stateSlug(durable.StateScheduled)
 	}
 	state, ok := parseState(slug)
 	if !ok {
@@ -65,10 +65,10 @@ func (d *dashboard) tasks(w http.ResponseWriter, r *http.Request) {
 // dead lists the dead set, a page at a time, with a Requeue and a Cancel
 // button per task, and the outcome of the last one pressed.
 func (d *dashboard) dead(w http.ResponseWriter, r *http.Request) {
-	d.list(w, r, "dead", rediswheel.StateDead, filter{Kind: kindAll})
+	d.list(w, r, "dead", durable.StateDead, filter{Kind: kindAll})
 }
 
-func (d *dashboard) list(w http.ResponseWriter, r *http.Request, name string, state rediswheel.State, f filter) {
+func (d *dashboard) list(w http.ResponseWriter, r *http.Request, name string, state durable.State, f filter) {
 	cursor := r.URL.Query().Get("cursor")
 	var s scanned
 	var err error
@@ -78,7 +78,7 @@ func (d *dashboard) list(w http.ResponseWriter, r *http.Request, name string, st
 		s, err = d.scan(r.Context(), state, cursor, f)
 	}
 	switch {
-	case errors.Is(err, rediswheel.ErrCursor):
+	case errors.Is(err, durable.ErrCursor):
 		d.fail(w, r, http.StatusBadRequest, "This page's cursor is not one the dashboard made: start from the first page.")
 		return
 	case err != nil:

@@ -51,6 +51,18 @@ func Servers(t testing.TB) map[string]redis.UniversalClient {
 	return out
 }
 
+// Configured reports whether Servers has a server to give, or must fail
+// for want of one (TIMERD_REQUIRE=1): a test that also runs without Redis
+// asks it before Each, which would skip the whole test.
+func Configured() bool {
+	for _, name := range []string{"REDISWHEEL_ADDR", "REDISWHEEL_CLUSTER_ADDRS"} {
+		if os.Getenv(name) != "" {
+			return true
+		}
+	}
+	return os.Getenv("TIMERD_REQUIRE") == "1" || os.Getenv("REDISWHEEL_REQUIRE") == "1"
+}
+
 // Each runs f as a parallel subtest on each configured server.
 func Each(t *testing.T, f func(t *testing.T, c redis.UniversalClient)) {
 	for name, c := range Servers(t) {

@@ -6,23 +6,23 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/durable"
 )
 
 // pollInterval is how often Run reads the definitions: a change made by Put
 // or Delete reaches the other processes within it. One poll is one HGETALL;
 // with 100 definitions it costs ~0.75 ms of round trip and decoding
 // (BenchmarkPoll, loopback Redis, 2-core EPYC), against the one registry read a second
-// that rediswheel's Periodic makes for each schedule anyway.
+// that durable's Periodic makes for each schedule anyway.
 const pollInterval = time.Second
 
-// Run runs every definition with rediswheel's Periodic until ctx ends, then
+// Run runs every definition with durable's Periodic until ctx ends, then
 // stops them, waits for them and returns nil. Call it in every timerd process
 // (each time still runs once across all of them); it needs a Run of the Queue
-// with HTTPHandler registered for rediswheel.HTTPTaskType somewhere to deliver
+// with HTTPHandler registered for durable.HTTPTaskType somewhere to deliver
 // the occurrences. It polls the definitions every second: a new one starts,
 // a changed one restarts as its new version, and a deleted one stops and is
-// removed from rediswheel's registry. A failed poll is logged and leaves the
+// removed from durable's registry. A failed poll is logged and leaves the
 // running schedules as they are.
 func (s *Store) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
@@ -89,7 +89,7 @@ func (s *Store) reconcile(ctx context.Context, running map[string]*runner, wg *s
 			done, err := r.ended()
 			// A schedule without more times stays ended; one removed by
 			// another process (deleted and put back meanwhile) starts again.
-			if !done || errors.Is(err, rediswheel.ErrScheduleEnded) {
+			if !done || errors.Is(err, durable.ErrScheduleEnded) {
 				continue
 			}
 		}
@@ -100,19 +100,19 @@ func (s *Store) reconcile(ctx context.Context, running map[string]*runner, wg *s
 // start runs e's schedule in a goroutine of its own.
 func (s *Store) start(ctx context.Context, e entry, wg *sync.WaitGroup) *runner {
 	sched, err := e.def.schedule()
-	payload, err2 := rediswheel.EncodeHTTPTask(e.def.Callback)
+	payload, err2 := durable.EncodeHTTPTask(e.def.Callback)
 	rctx, cancel := context.WithCancel(ctx)
 	r := &runner{cancel: cancel, done: make(chan struct{})}
 	if err = errors.Join(err, err2); err != nil {
 		// read decoded and validated it: this is a bug.
 		s.log.Error("schedules: cannot run a definition", "name", e.def.Name, "err", err)
-		r.err = rediswheel.ErrScheduleEnded
+		r.err = durable.ErrScheduleEnded
 		close(r.done)
 		return r
 	}
-	opts := []rediswheel.TaskOption{rediswheel.TaskType(rediswheel.HTTPTaskType)}
+	opts := []durable.TaskOption{durable.TaskType(durable.HTTPTaskType)}
 	if e.def.MaxAttempts > 0 {
-		opts = append(opts, rediswheel.TaskMaxAttempts(e.def.MaxAttempts))
+		opts = append(opts, durable.TaskMaxAttempts(e.def.MaxAttempts))
 	}
 	wg.Add(1)
 	go func() {
@@ -120,8 +120,8 @@ func (s *Store) start(ctx context.Context, e entry, wg *sync.WaitGroup) *runner 
 		defer close(r.done)
 		r.err = s.q.Periodic(rctx, e.periodic, sched, payload, opts...)
 		switch {
-		case r.err == nil, errors.Is(r.err, rediswheel.ErrPeriodicRemoved):
-		case errors.Is(r.err, rediswheel.ErrScheduleEnded):
+		case r.err == nil, errors.Is(r.err, durable.ErrPeriodicRemoved):
+		case errors.Is(r.err, durable.ErrScheduleEnded):
 			s.log.Info("schedules: a schedule has no more times", "name", e.def.Name, "err", r.err)
 		default:
 			s.log.Error("schedules: periodic ended", "name", e.def.Name, "err", r.err)

@@ -1,28 +1,30 @@
 // Package schedules keeps timerd's periodic schedules: their definitions in
-// Redis, and in every timerd process a loop (Store.Run) that runs rediswheel's
-// Periodic for each definition, so that every time of a schedule becomes one
+// the store (Definitions), and in every timerd process a loop (Store.Run) that
+// runs durable's Periodic for each definition, so that every time of a schedule becomes one
 // HTTP task, delivered once across all processes and never early.
 //
 // # Where things are
 //
-// The definitions are one HASH per namespace, {<namespace>.timerd}:schedules
-// (a hash tag of its own, so one cluster slot), name → the stored JSON of
-// stored.go. Each definition runs under a periodic name of rediswheel's made
+// The definitions are, per namespace, name → the stored JSON of stored.go: on
+// Redis one HASH, {<namespace>.timerd}:schedules (a hash tag of its own, so
+// one cluster slot), on PostgreSQL and SQLite the table timerd_schedule
+// (redisdefs.go, pgdefs.go, sqlitedefs.go). Each definition runs under a
+// periodic name of durable's made
 // of its name and its version, "<name>~<version>", the version being a hash
 // of the definition's content. So a changed definition is a new schedule for
-// rediswheel, with its own position, and never mixes its times or its
+// durable, with its own position, and never mixes its times or its
 // callback with the old one's; an unchanged one put again keeps its position.
 // Occurrences' task keys are "periodic:<name>~<version>@<Unix ms>".
 //
 // # Changes and deletions
 //
-// Put and Delete act at once: after writing the HASH they remove the old
-// version's periodic schedule (rediswheel's RemovePeriodic, which also cancels
+// Put and Delete act at once: after writing the definitions they remove the
+// old version's periodic schedule (durable's RemovePeriodic, which also cancels
 // its pending occurrence), so the loops running it stop within a second. Every
-// loop also polls the HASH (pollInterval) and, when a definition it runs has
+// loop also polls the definitions (pollInterval) and, when a definition it runs has
 // gone or changed, stops it and removes it too, so a process that died between
-// writing the HASH and removing leaves nothing running. A loop that read the
-// HASH just before a change may register the old version once more: it runs
+// writing the definitions and removing leaves nothing running. A loop that
+// read them just before a change may register the old version once more: it runs
 // at most one of its times, if one falls due before that loop's next poll.
 package schedules
 
@@ -32,7 +34,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/durable"
 	"github.com/robfig/cron/v3"
 )
 
@@ -42,16 +44,16 @@ type Definition struct {
 	// Name is 1..MaxNameLen bytes of ASCII letters, digits, '-', '_', '.' and ':'.
 	Name string
 	// Every is the period, at least MinEvery: the times are the multiples of
-	// Every since the zero time (rediswheel.Every), so "1h" fires on the hour.
+	// Every since the zero time (durable.Every), so "1h" fires on the hour.
 	Every time.Duration
 	// Cron is a five-field spec of robfig/cron's standard parser, with an
 	// optional "CRON_TZ=<zone> " prefix (UTC without one) and the @hourly-style
 	// descriptors.
 	Cron string
-	// Callback is the request each time sends (rediswheel.HTTPTask, checked as
+	// Callback is the request each time sends (durable.HTTPTask, checked as
 	// AddHTTP checks it).
-	Callback rediswheel.HTTPTask
-	// MaxAttempts is each occurrence's own rediswheel.TaskMaxAttempts; 0 means
+	Callback durable.HTTPTask
+	// MaxAttempts is each occurrence's own durable.TaskMaxAttempts; 0 means
 	// the Queue's.
 	MaxAttempts int
 	// Version names the content of the definition as stored (12 hex digits).
@@ -62,7 +64,7 @@ type Definition struct {
 // Limits of a Definition.
 const (
 	// MaxNameLen keeps an occurrence's key, "periodic:<name>~<version>@<ms>",
-	// far within rediswheel's limits, and a name readable in a URL path.
+	// far within durable's limits, and a name readable in a URL path.
 	MaxNameLen = 128
 	// MinEvery is the shortest period: a loop polls about once a second, and
 	// a shorter period would be mostly catch-up.
@@ -70,7 +72,7 @@ const (
 )
 
 // Errors of a bad Definition, for errors.Is. A callback that AddHTTP would
-// refuse returns rediswheel's own errors (rediswheel.ErrInvalidURL and the rest).
+// refuse returns durable's own errors (durable.ErrInvalidURL and the rest).
 var (
 	ErrName        = errors.New("schedules: bad name")
 	ErrEvery       = errors.New("schedules: bad every")
@@ -82,17 +84,17 @@ var (
 )
 
 // Validate checks d as Put does, returning an error wrapping one of the
-// errors above or one of rediswheel's HTTP task errors.
+// errors above or one of durable's HTTP task errors.
 func (d Definition) Validate() error {
 	_, err := d.schedule()
 	if err == nil {
-		_, err = rediswheel.EncodeHTTPTask(d.Callback)
+		_, err = durable.EncodeHTTPTask(d.Callback)
 	}
 	return err
 }
 
 // schedule checks d and returns its times.
-func (d Definition) schedule() (rediswheel.Schedule, error) {
+func (d Definition) schedule() (durable.Schedule, error) {
 	if err := CheckName(d.Name); err != nil {
 		return nil, err
 	}
@@ -106,14 +108,14 @@ func (d Definition) schedule() (rediswheel.Schedule, error) {
 		if d.Every < MinEvery || d.Every%time.Millisecond != 0 {
 			return nil, fmt.Errorf("%w: %v (want at least %v, in whole milliseconds)", ErrEvery, d.Every, MinEvery)
 		}
-		return rediswheel.Every(d.Every), nil
+		return durable.Every(d.Every), nil
 	}
 	s, err := cron.ParseStandard(d.Cron)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCron, err)
 	}
 	// A spec without CRON_TZ reads times in the zone of the time it is given,
-	// and rediswheel gives UTC: so it is in UTC whatever the process's zone.
+	// and durable gives UTC: so it is in UTC whatever the process's zone.
 	return s, nil
 }
 

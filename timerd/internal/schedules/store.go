@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"slices"
 
-	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/durable"
 )
 
 // Store keeps the definitions of one namespace and runs them. It is safe for
@@ -15,14 +15,14 @@ import (
 // a namespace.
 type Store struct {
 	defs Definitions
-	q    *rediswheel.Queue
+	q    *durable.Queue
 	log  *slog.Logger
 }
 
 // New returns the Store of the definitions in defs, adding occurrences to q
 // (the Queue of the same namespace and store). A nil log is slog.Default().
 // It panics on a nil defs or Queue: a mistake in the program.
-func New(defs Definitions, q *rediswheel.Queue, log *slog.Logger) *Store {
+func New(defs Definitions, q *durable.Queue, log *slog.Logger) *Store {
 	if defs == nil || q == nil {
 		panic("schedules.New: nil Definitions or Queue")
 	}
@@ -97,7 +97,7 @@ func (s *Store) Delete(ctx context.Context, name string) (bool, error) {
 	return true, nil
 }
 
-// entry is one definition as read, with its rediswheel schedule's name.
+// entry is one definition as read, with its periodic schedule's name.
 type entry struct {
 	def      Definition
 	periodic string
@@ -126,7 +126,7 @@ func (s *Store) read(ctx context.Context) ([]entry, error) {
 	return out, nil
 }
 
-// remove stops the rediswheel schedule periodic. A failure is logged, not
+// remove stops the periodic schedule periodic. A failure is logged, not
 // returned: the definition is already written, and every Run's next poll
 // removes it again.
 func (s *Store) remove(ctx context.Context, periodic string) {

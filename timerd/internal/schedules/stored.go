@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/durable"
 )
 
 // The stored form of a Definition, the value under its name in the HASH:
@@ -15,7 +15,7 @@ import (
 //	{"v":1,"name":"nightly","every_ms":3600000,"cron":"","max_attempts":3,
 //	 "callback":{"v":1,"url":"https://...","method":"POST",...}}
 //
-// callback is rediswheel's own stored form of an HTTPTask (EncodeHTTPTask,
+// callback is durable's own stored form of an HTTPTask (EncodeHTTPTask,
 // read back by DecodeHTTPTask), which is also the payload every occurrence
 // carries. Fields are only ever added; a change an older process would
 // misread gets a new version, and a process skips (and logs) definitions of a
@@ -36,7 +36,7 @@ func encode(d Definition) ([]byte, error) {
 	if err := d.Validate(); err != nil {
 		return nil, err
 	}
-	payload, err := rediswheel.EncodeHTTPTask(d.Callback)
+	payload, err := durable.EncodeHTTPTask(d.Callback)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func decode(raw []byte) (Definition, error) {
 	if s.Version != storedVersion {
 		return Definition{}, fmt.Errorf("schedules: stored definition %q: version %d, this code reads %d", s.Name, s.Version, storedVersion)
 	}
-	cb, err := rediswheel.DecodeHTTPTask(s.Callback)
+	cb, err := durable.DecodeHTTPTask(s.Callback)
 	if err != nil {
 		return Definition{}, fmt.Errorf("schedules: stored definition %q: %w", s.Name, err)
 	}
@@ -70,7 +70,7 @@ func decode(raw []byte) (Definition, error) {
 
 // version names a stored form's content: 12 hex digits of its SHA-256. Equal
 // definitions have equal versions in every process, so they share one
-// rediswheel schedule; 48 bits make a collision between two versions of one
+// periodic schedule; 48 bits make a collision between two versions of one
 // name practically impossible.
 func version(raw []byte) string {
 	sum := sha256.Sum256(raw)
@@ -86,5 +86,5 @@ func VersionOf(d Definition) (string, error) {
 	return version(raw), nil
 }
 
-// periodicName is the rediswheel schedule running a definition's version.
+// periodicName is the periodic schedule running a definition's version.
 func periodicName(name, version string) string { return name + "~" + version }

@@ -10,7 +10,7 @@ import (
 // last, and under which task keys its occurrences are.
 
 // Next returns the first time of d strictly after t, by the rule Run runs it
-// with (rediswheel.Every's multiples, or the cron spec in UTC unless it names
+// with (durable.Every's multiples, or the cron spec in UTC unless it names
 // a zone); the zero time if d has no more times. It returns Validate's error
 // for a bad d.
 func (d Definition) Next(t time.Time) (time.Time, error) {

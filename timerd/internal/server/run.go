@@ -30,13 +30,13 @@ const (
 //  1. the listener closes and open requests get ShutdownGrace (at least 5s)
 //     to finish, after which their connections are closed;
 //  2. meanwhile the workers claim nothing more and give in-flight callbacks
-//     ShutdownGrace, then cancel them and release their tasks to Redis, due
-//     at once with the attempt not counted (rediswheel Run): nothing is
+//     ShutdownGrace, then cancel them and release their tasks to the store,
+//     due at once with the attempt not counted (durable's Run): nothing is
 //     lost, another process delivers them;
-//  3. the schedules stop and the Redis client closes.
+//  3. the schedules stop and the store closes.
 //
 // Run returns nil when ctx ended and every step was clean; otherwise the
-// errors: the listener's, the workers' (rediswheel.ErrUnrecoverable: Redis
+// errors: the listener's, the workers' (durable.ErrUnrecoverable: the store
 // refuses our credentials, say), an HTTP shutdown that ran out of time. Run
 // may be called once.
 func (s *Server) Run(ctx context.Context, ln net.Listener) error {

@@ -1,7 +1,7 @@
 // Package server puts timerd together: the API under /v1/ (behind the rate
 // limit and auth), the dashboard under /ui/ (behind the rate limit; it
 // checks the token itself, to offer its login page), /healthz, /readyz and
-// /metrics, and the workers that deliver callbacks (rediswheel Run with a
+// /metrics, and the workers that deliver callbacks (durable's Run with a
 // Mux whose HTTP handler uses the ssrf Guard's client). Tests start it in
 // process; cmd/timerd only parses flags and calls it.
 package server
@@ -16,7 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/go-timingwheel/timingwheel/durable"
-	"github.com/go-timingwheel/timingwheel/rediswheel/rwmetrics"
+	"github.com/go-timingwheel/timingwheel/durable/durablemetrics"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/config"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/schedules"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/ssrf"
@@ -39,7 +39,7 @@ type Server struct {
 
 // New opens the store (a Redis or PostgreSQL store connects lazily, so New
 // succeeds with the server down and /readyz says so), makes the Queue with
-// the configuration's options and rwmetrics as its Observer, and builds the
+// the configuration's options and durablemetrics as its Observer, and builds the
 // handler. Its errors are configuration mistakes: a bad store URL or
 // allowlist, options the Queue refuses; or a store that cannot be opened.
 func New(cfg config.Config, log *slog.Logger) (*Server, error) {
@@ -56,7 +56,7 @@ func New(cfg config.Config, log *slog.Logger) (*Server, error) {
 		b.close()
 		return nil, err
 	}
-	metrics := rwmetrics.New(cfg.Namespace)
+	metrics := durablemetrics.New(cfg.Namespace)
 	var backoff func(int) time.Duration // zero bounds: durable's DefaultBackoff
 	if cfg.BackoffBase > 0 {
 		backoff = durable.ExponentialBackoff(cfg.BackoffBase, cfg.BackoffLimit)

@@ -138,7 +138,7 @@ func TestRoutes(t *testing.T) {
 	require.Contains(t, m, `timerd_http_requests_total{code="401",route="/v1/"} 2`)
 	require.Contains(t, m, `timerd_http_requests_total{code="404",route="/"} 1`)
 	require.Contains(t, m, `timerd_http_request_duration_seconds_count{route="GET /healthz"} 1`)
-	require.Contains(t, m, `rediswheel_tasks_fired_total{namespace="`+cfg.Namespace+`"} 0`)
+	require.Contains(t, m, `durable_tasks_fired_total{namespace="`+cfg.Namespace+`"} 0`)
 	require.Contains(t, m, "go_goroutines")
 	require.NotContains(t, m, "/v1/tasks/k")
 }
@@ -339,6 +339,37 @@ func testRunDelivers(t *testing.T, cfg config.Config) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	require.Equal(t, []string{"allowed"}, rc.got())
+
+	// /metrics tells the same in durable's words, on every store. A settle
+	// is counted just after the store records it (the receiver may have its
+	// callback before), so the gauges are read once both are counted.
+	ns := `namespace="` + cfg.Namespace + `"`
+	settledDead := `durable_tasks_settled_total{` + ns + `,result="dead"} 1`
+	settledDone := `durable_tasks_settled_total{` + ns + `,result="done"} 1`
+	for {
+		m := scrape(t, "http://"+ln.Addr().String()+"/metrics")
+		if strings.Contains(m, settledDead) && strings.Contains(m, settledDone) {
+			require.Contains(t, m, `durable_tasks_fired_total{`+ns+`} 2`)
+			require.Contains(t, m, `durable_tasks{`+ns+`,state="dead"} 1`)
+			require.Contains(t, m, `durable_tasks{`+ns+`,state="in_flight"} 0`)
+			require.NotContains(t, strings.ToLower(m), "redis", "no series names the store")
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "no %s and %s in\n%s", settledDead, settledDone, m)
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// scrape GETs url, /metrics, and returns its body.
+func scrape(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(b)
 }
 
 // eachStore runs test on a fresh configuration for each store: Redis (a

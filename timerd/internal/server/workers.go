@@ -7,13 +7,14 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/go-timingwheel/timingwheel/durable"
 	"github.com/go-timingwheel/timingwheel/rediswheel"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/ssrf"
 )
 
-// workerHandler is what the workers run: a Mux with rediswheel's HTTP
+// workerHandler is what the workers run: a Mux with durable's HTTP
 // handler under HTTPTaskType, sending through the Guard's checked client
-// with timeout for a callback that gives none (0: rediswheel's default).
+// with timeout for a callback that gives none (0: durable's default).
 // A callback whose destination the Guard refuses at dial time (its name now
 // resolves to a private address, or the allowlist changed since it was
 // created) is dead-lettered at once rather than retried MaxAttempts times:
@@ -24,17 +25,17 @@ import (
 // StreamHandler under StreamTaskType, trimming at maxLen if positive.
 // Without, a stream task (created by a process that had one) has no handler
 // in the Mux, which dead-letters it: requeue it once this one has.
-func workerHandler(guard *ssrf.Guard, timeout time.Duration, streams redis.UniversalClient, maxLen int64) rediswheel.Handler {
-	var opts []rediswheel.HTTPOption
+func workerHandler(guard *ssrf.Guard, timeout time.Duration, streams redis.UniversalClient, maxLen int64) durable.Handler {
+	var opts []durable.HTTPOption
 	if timeout > 0 {
-		opts = append(opts, rediswheel.HTTPDefaultTimeout(timeout))
+		opts = append(opts, durable.HTTPDefaultTimeout(timeout))
 	}
-	send := rediswheel.HTTPHandler(guard.Client(), opts...)
-	mux := rediswheel.NewMux()
-	mux.HandleFunc(rediswheel.HTTPTaskType, func(ctx context.Context, t rediswheel.Task) error {
+	send := durable.HTTPHandler(guard.Client(), opts...)
+	mux := durable.NewMux()
+	mux.HandleFunc(durable.HTTPTaskType, func(ctx context.Context, t durable.Task) error {
 		err := send(ctx, t)
 		if errors.Is(err, ssrf.ErrForbidden) {
-			return rediswheel.Permanent(err)
+			return durable.Permanent(err)
 		}
 		return err
 	})

@@ -17,7 +17,7 @@ import (
 // resolved address, so DNS rebinding gains nothing). A refused dial fails
 // with an error wrapping ErrForbidden. The client uses no proxy, whatever
 // the environment says: a proxy would make the connection, and the check,
-// useless. It sets no timeout of its own; rediswheel's HTTPHandler bounds
+// useless. It sets no timeout of its own; durable's HTTPHandler bounds
 // each attempt.
 func (g *Guard) Client() *http.Client {
 	checked := &net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second, Control: g.control}

@@ -1,4 +1,4 @@
-package rwmetrics
+package durablemetrics
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/durable"
 )
 
 // BenchmarkObserverPerDelivery measures what the Metrics add to one
@@ -15,15 +15,15 @@ import (
 func BenchmarkObserverPerDelivery(b *testing.B) {
 	m := New("bench")
 	o := m.Observer()
-	task := rediswheel.Task{Key: "k", Attempt: 1}
+	task := durable.Task{Key: "k", Attempt: 1}
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		i := 0
 		for pb.Next() {
-			o.DeliveryStarted(rediswheel.StartEvent{Task: task, Lateness: 3 * time.Millisecond})
-			o.HandlerFinished(rediswheel.FinishEvent{Task: task, Outcome: "done", Duration: 20 * time.Millisecond})
+			o.DeliveryStarted(durable.StartEvent{Task: task, Lateness: 3 * time.Millisecond})
+			o.HandlerFinished(durable.FinishEvent{Task: task, Outcome: "done", Duration: 20 * time.Millisecond})
 			if i++; i%64 == 0 {
-				o.Settled(rediswheel.SettleEvent{Tasks: 64, Done: 64, Duration: time.Millisecond})
+				o.Settled(durable.SettleEvent{Tasks: 64, Done: 64, Duration: time.Millisecond})
 			}
 		}
 	})
