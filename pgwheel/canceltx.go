@@ -125,8 +125,8 @@ func (s *Store) cancelTx(ctx context.Context, tx txWriter, key string, retention
 // handler returns, its Settle finishes it as cancelled (durable's state
 // table), and its handler's context is cancelled at the next heartbeat
 // after the commit. retention and maxRetained are the Queue's
-// Options.Retention and MaxRetained (0: durable.DefaultMaxRetained), so
-// that a cancel here retains what Queue.Cancel would. Found is false when
+// (q.Options().Retention and MaxRetained; 0: durable.DefaultMaxRetained),
+// so that a cancel here retains what Queue.Cancel would. Found is false when
 // the key is in no state. A cancel wakes no worker: it makes nothing due
 // sooner. Run at READ COMMITTED (the default), as AddTx.
 func (s *Store) CancelTx(ctx context.Context, tx pgx.Tx, key string, retention time.Duration, maxRetained int) (durable.CancelResult, error) {

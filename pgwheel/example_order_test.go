@@ -27,8 +27,7 @@ func ExampleStore_CancelTx() {
 		log.Fatal(err)
 	}
 	st, _ := pgwheel.New(pool, "orders")
-	opts := durable.Options{Retention: 24 * time.Hour}
-	q, _ := durable.New(st, opts)
+	q, _ := durable.New(st, durable.Options{Retention: 24 * time.Hour})
 
 	checkout := func(ctx context.Context, id string) error {
 		return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
@@ -44,9 +43,8 @@ func ExampleStore_CancelTx() {
 			if _, err := tx.Exec(ctx, `UPDATE orders SET state = 'paid' WHERE id = $1`, id); err != nil {
 				return err
 			}
-			// The Queue's Retention and MaxRetained, so that the cancel
-			// retains what q.Cancel would.
-			_, err := st.CancelTx(ctx, tx, "order:"+id, opts.Retention, opts.MaxRetained)
+			// The Queue's Retention and MaxRetained: the cancel retains what q.Cancel would.
+			_, err := st.CancelTx(ctx, tx, "order:"+id, q.Options().Retention, q.Options().MaxRetained)
 			return err // paid and cancelled together: a rollback leaves the timer armed
 		})
 	}

@@ -44,8 +44,8 @@ func (s *Store) cancelIn(ctx context.Context, tx *sql.Tx, c clock, key string, r
 // due meanwhile is not delivered before the commit, and never after one. A
 // task in flight is marked, as Queue.Cancel marks it: whatever its handler
 // returns, its Settle finishes it as cancelled (durable's state table).
-// retention and maxRetained are the Queue's Options.Retention and
-// MaxRetained (0: durable.DefaultMaxRetained), so that the cancel retains
+// retention and maxRetained are the Queue's (q.Options().Retention and
+// MaxRetained; 0: durable.DefaultMaxRetained), so that the cancel retains
 // what Queue.Cancel would. Found is false when the key is in no state.
 func (s *Store) CancelTx(ctx context.Context, tx *sql.Tx, key string, retention time.Duration, maxRetained int) (durable.CancelResult, error) {
 	if tx == nil {

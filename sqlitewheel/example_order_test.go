@@ -26,8 +26,7 @@ func ExampleStore_CancelTx() {
 		log.Fatal(err)
 	}
 	defer st.Close()
-	opts := durable.Options{Retention: 24 * time.Hour}
-	q, _ := durable.New(st, opts)
+	q, _ := durable.New(st, durable.Options{Retention: 24 * time.Hour})
 	db := st.DB() // the application's tables and transactions go through the store's writer
 	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS orders (id TEXT PRIMARY KEY, state TEXT)`); err != nil {
 		log.Fatal(err)
@@ -59,7 +58,7 @@ func ExampleStore_CancelTx() {
 				return err
 			}
 			// The Queue's Retention and MaxRetained: the cancel retains what q.Cancel would.
-			_, err := st.CancelTx(ctx, tx, "order:"+id, opts.Retention, opts.MaxRetained)
+			_, err := st.CancelTx(ctx, tx, "order:"+id, q.Options().Retention, q.Options().MaxRetained)
 			return err
 		})
 	}
