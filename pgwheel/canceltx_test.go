@@ -180,4 +180,3 @@ func TestTxNilPanics(t *testing.T) {
 // nilTxNeverUsed is a pgx.Tx that fails the test if used: argument checks
 // come before any statement.
 type nilTxNeverUsed struct{ pgx.Tx }
-
