@@ -3,6 +3,7 @@ package rediswheel
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -28,9 +29,10 @@ func TestKeySlot(t *testing.T) {
 	}
 }
 
-// mastersOf counts the shards of layout on each of m masters owning equal
-// contiguous slot ranges, as redis-cli --cluster create splits them.
+// mastersOf counts the shards of layout on each of m masters owning the
+// slot ranges redis-cli --cluster create gives them (cliRanges).
 func mastersOf(layout [][]string, m int) []int {
+	last := cliRanges(m)
 	per := make([]int, m)
 	for _, keys := range layout {
 		slot := keySlot(keys[0])
@@ -39,11 +41,29 @@ func mastersOf(layout [][]string, m int) []int {
 				panic("a shard's keys in two slots")
 			}
 		}
-		// redis-cli gives master j the slots from j*16384/m (its own rounding
-		// differs by at most a slot, which no tag here sits on).
-		per[slot*m/clusterSlots]++
+		j := 0
+		for slot > last[j] {
+			j++
+		}
+		per[j]++
 	}
 	return per
+}
+
+// cliRanges is the last slot of each of m masters as redis-cli --cluster
+// create splits the slots (clusterManagerCommandCreate): 16384/m each,
+// rounded to the nearest slot, the last master up to 16383.
+func cliRanges(m int) []int {
+	last := make([]int, m)
+	per, cursor := float64(clusterSlots)/float64(m), 0.0
+	for i := range m {
+		last[i] = int(math.Round(cursor + per - 1))
+		if i == m-1 {
+			last[i] = clusterSlots - 1
+		}
+		cursor += per
+	}
+	return last
 }
 
 func busiest(per []int) int {
@@ -59,12 +79,13 @@ func busiest(per []int) int {
 // sets is 40%), and at most ceil(16/m)+1 on one of m masters of equal
 // ranges; layout 1's land as CRC16 falls.
 func TestSpreadLayoutEven(t *testing.T) {
+	require.Equal(t, []int{5460, 10922, 16383}, cliRanges(3), "redis-cli's 3 masters")
 	const n = DefaultShards
 	names := append([]string{}, spreadNames...)
 	for i := range 500 {
 		names = append(names, fmt.Sprintf("ns-%d", i), fmt.Sprintf("tenant/%d:jobs", i))
 	}
-	worstOld := 0
+	worstOld, worst := 0, map[int]int{}
 	for _, ns := range names {
 		var spread, old [][]string
 		for i := range n {
@@ -73,6 +94,7 @@ func TestSpreadLayoutEven(t *testing.T) {
 		}
 		for m := 2; m <= 8; m++ {
 			require.LessOrEqual(t, busiest(mastersOf(spread, m)), (n+m-1)/m+1, "%q on %d masters: %v", ns, m, mastersOf(spread, m))
+			worst[m] = max(worst[m], busiest(mastersOf(spread, m)))
 		}
 		require.LessOrEqual(t, busiest(mastersOf(spread, 3)), 6, ns)
 		worstOld = max(worstOld, busiest(mastersOf(old, 3)))
@@ -86,6 +108,9 @@ func TestSpreadLayoutEven(t *testing.T) {
 		t.Logf("%-10s shards per master (3 masters): layout 1 %v, layout 2 %v", ns, mastersOf(old, 3), mastersOf(spread, 3))
 	}
 	t.Logf("layout 1, busiest of 3 masters over %d names: %d of %d shards", len(names), worstOld, n)
+	for m := 2; m <= 8; m++ {
+		t.Logf("layout 2, busiest of %d masters over %d names: %d of %d shards", m, len(names), worst[m], n)
+	}
 }
 
 // TestSpreadLayoutEveryCount: every shard count finds its tags, each shard
