@@ -258,12 +258,40 @@ func (q *Queue) leadAdds(ctx context.Context, r *AddRequest, yield bool) (AddSta
 func (q *Queue) sendAdds(ctx context.Context, reqs []*AddRequest) {
 	sent, repeats := fold(reqs)
 	if first := q.store.Add(ctx, sent); first >= 0 {
-		q.wake(first)
+		q.wakeAdded(sent, first)
 	}
 	for _, p := range repeats {
 		p.answer()
 	}
 	q.observeAdds(reqs)
+}
+
+// wakeAdded wakes this Queue's Runs for the tasks of reqs the store
+// stored, first being the earliest: by partition when the store is a
+// Partitioner, each partition at its earliest absolute due time or at
+// first (a relative due time is the store's to compute: first, no later
+// than it, is never late).
+func (q *Queue) wakeAdded(reqs []*AddRequest, first int64) {
+	pt, ok := q.store.(Partitioner)
+	if !ok || q.parts == 1 {
+		q.wake(first)
+		return
+	}
+	due := map[int]int64{}
+	for _, r := range reqs {
+		if r.Status != AddStored || r.Err != nil {
+			continue
+		}
+		d := first
+		if !r.Relative {
+			d = max(r.At, first)
+		}
+		p := pt.Partition(r.Key)
+		if e, seen := due[p]; !seen || d < e {
+			due[p] = d
+		}
+	}
+	q.wakePartitions(due)
 }
 
 // fold picks, for each key that appears more than once in reqs (concurrent

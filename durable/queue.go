@@ -63,13 +63,34 @@ type sleeper struct {
 	// until is the store's time (ms) the poller means to sleep until, or
 	// sweeping while it claims.
 	until atomic.Int64
-	// hint is the earliest due time (store ms) that settles have reported
-	// since the current sweep began, math.MaxInt64 if none. The poller reads
-	// it after storing until; a settle stores it before reading until. So a
-	// retry scheduled while the poller sweeps is either seen by the poller
-	// or, once it sleeps, wakes it.
-	hint atomic.Int64
-	wake chan struct{} // buffered 1
+	// hint is the earliest due time (store ms) that this Queue's calls
+	// (wake) have reported, in a partition they do not know, since the
+	// poller last took it, math.MaxInt64 if none; parts[p] the same for
+	// partition p (wakePartitions, settles: hint). The poller takes them at
+	// each sweep's start, and reads them again after storing until; a call
+	// stores them before reading until. So a task made due while the poller
+	// sweeps is either seen by the poller or, once it sleeps, wakes it.
+	hint  atomic.Int64
+	parts []atomic.Int64
+	wake  chan struct{} // buffered 1
+}
+
+// lower lowers a to due, if due is earlier.
+func lower(a *atomic.Int64, due int64) {
+	for h := a.Load(); due < h; h = a.Load() {
+		if a.CompareAndSwap(h, due) {
+			return
+		}
+	}
+}
+
+// earliestHint is the earliest of s's hints, math.MaxInt64 if none.
+func (s *sleeper) earliestHint() int64 {
+	h := s.hint.Load()
+	for i := range s.parts {
+		h = min(h, s.parts[i].Load())
+	}
+	return h
 }
 
 // sweeping is sleeper.until while the poller claims: it may have passed any
@@ -85,24 +106,39 @@ func (q *Queue) wake(due int64) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for s := range q.sleepers {
+		lower(&s.hint, due) // a poller claims only partitions with something due (poll)
 		if due < s.until.Load() {
 			s.poke()
 		}
 	}
 }
 
-// hint tells every Run of this Queue that a shard it settled has a task due
-// at due (store ms), say a retry it has just scheduled. Unlike wake, it does
-// not cut a sweep short: the sweep takes the hint into account when it ends.
-func (q *Queue) hint(due int64) {
+// wakePartitions is wake for tasks whose partitions are known: due[p] is
+// the earliest in partition p, so a poller claims p then, not every
+// partition.
+func (q *Queue) wakePartitions(due map[int]int64) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for s := range q.sleepers {
-		for h := s.hint.Load(); due < h; h = s.hint.Load() { // lower the hint to due
-			if s.hint.CompareAndSwap(h, due) {
-				break
-			}
+		poke := false
+		for p, d := range due {
+			lower(&s.parts[p], d)
+			poke = poke || d < s.until.Load()
 		}
+		if poke {
+			s.poke()
+		}
+	}
+}
+
+// hint tells every Run of this Queue that partition, which it settled, has a task due
+// at due (store ms), say a retry it has just scheduled. Unlike wake, it does
+// not cut a sweep short: the sweep takes the hint into account when it ends.
+func (q *Queue) hint(partition int, due int64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for s := range q.sleepers {
+		lower(&s.parts[partition], due)
 		if u := s.until.Load(); u != sweeping && due < u {
 			s.poke()
 		}
@@ -117,9 +153,12 @@ func (s *sleeper) poke() {
 }
 
 func (q *Queue) addSleeper() *sleeper {
-	s := &sleeper{wake: make(chan struct{}, 1)}
+	s := &sleeper{wake: make(chan struct{}, 1), parts: make([]atomic.Int64, q.parts)}
 	s.until.Store(sweeping)
 	s.hint.Store(math.MaxInt64)
+	for i := range s.parts {
+		s.parts[i].Store(math.MaxInt64)
+	}
 	q.mu.Lock()
 	q.sleepers[s] = struct{}{}
 	q.mu.Unlock()

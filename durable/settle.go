@@ -70,7 +70,7 @@ func (q *Queue) settle(ctx context.Context, partition int, os []outcome) (Settle
 		return Settled{}, err
 	}
 	if s.Next >= 0 {
-		q.hint(s.Next)
+		q.hint(partition, s.Next)
 	}
 	return s, nil
 }

@@ -36,7 +36,9 @@ import (
 // Partitions: a store splits its tasks among Partitions() partitions (a Redis
 // shard; 1 for a SQL table). Every key belongs to exactly one, fixed by the
 // store; Claim, Extend and Settle work on one partition at a time. The
-// worker claims each partition in turn and batches settles by partition.
+// worker claims in turn each partition that may have a task due (by its
+// last Claimed.Next and the Queue's own calls; see Partitioner), all of
+// them once every PollInterval, and batches settles by partition.
 //
 // The reference for every store is the state table in durable's package
 // doc (doc.go): which operation moves a task from which state to which, on
@@ -186,6 +188,16 @@ type Notifier interface {
 	// and return at once. Announcements are hints: a worker still polls at
 	// its PollInterval.
 	Notify(ctx context.Context, wake func(due int64), report func(error))
+}
+
+// Partitioner is an optional interface of a Store of several partitions
+// that knows, without a call, the partition of a key (rediswheel's shard
+// hash). With it, an Add through the Queue tells its Runs which partitions
+// gained a task, and they claim only those when it falls due; without it,
+// every partition, as for a task another process adds.
+type Partitioner interface {
+	// Partition is key's partition, in [0, Partitions()); it never changes.
+	Partition(key string) int
 }
 
 // An AddRequest is one task for Store.Add.

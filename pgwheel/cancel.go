@@ -47,36 +47,8 @@ func (s *Store) cancel(ctx context.Context, key string, retention time.Duration,
 	var code cancelCode
 	var trimmed int
 	err := s.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		c, err := readClock(ctx, tx)
-		if err != nil {
-			return err
-		}
-		var place string
-		err = tx.QueryRow(ctx, `SELECT place FROM pgwheel_task WHERE namespace = $1 AND key = $2 FOR UPDATE`,
-			s.namespace, key).Scan(&place)
-		if err != nil && err != pgx.ErrNoRows {
-			return err
-		}
-		var b pgx.Batch
-		code = cancelUnknown
-		switch place {
-		case "due", "dead":
-			s.retire(&b, key, "cancelled", c, millisCeil(retention))
-			code = cancelScheduled
-			if place == "dead" {
-				code = cancelDead
-			}
-		case "lease":
-			b.Queue(`UPDATE pgwheel_task SET cancel_requested = true WHERE namespace = $1 AND key = $2`, s.namespace, key)
-			code = cancelInFlight
-		case "kept":
-			b.Queue(`DELETE FROM pgwheel_task WHERE namespace = $1 AND key = $2`, s.namespace, key)
-			code = cancelForgotten
-		}
-		if err := sendBatch(ctx, tx, &b); err != nil {
-			return err
-		}
-		trimmed, err = s.trimKept(ctx, tx, maxRetained, 17, code == cancelScheduled || code == cancelDead)
+		var err error
+		code, trimmed, err = s.cancelIn(ctx, pgxTx{tx}, key, retention, maxRetained)
 		return err
 	})
 	if err != nil {

@@ -139,22 +139,6 @@ const trimKeptOverCapSQL = `DELETE FROM pgwheel_task WHERE namespace = $1 AND ke
 		ORDER BY at DESC, key DESC OFFSET $2) o
 	ORDER BY at, key LIMIT $3)`
 
-// trimKept forgets retained tasks whose retention has ended, at most limit,
-// and, when overCap, then the oldest while more than cap are retained: at
-// most limit in all. It returns how many it forgot.
-func (s *Store) trimKept(ctx context.Context, tx pgx.Tx, cap, limit int, overCap bool) (int, error) {
-	tag, err := tx.Exec(ctx, trimKeptExpiredSQL, s.namespace, limit)
-	if err != nil {
-		return 0, err
-	}
-	n := int(tag.RowsAffected())
-	if !overCap || n >= limit {
-		return n, nil
-	}
-	tag, err = tx.Exec(ctx, trimKeptOverCapSQL, s.namespace, cap, limit-n)
-	return n + int(tag.RowsAffected()), err
-}
-
 // sendBatch runs b in tx and reports the first failure.
 func sendBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch) error {
 	if b.Len() == 0 {

@@ -18,6 +18,12 @@ func (s *Store) Reschedule(ctx context.Context, key string, at int64) (durable.R
 // time (Add's or Replace's). An earlier due time wakes idle workers as an
 // Add does.
 func (s *Store) reschedule(ctx context.Context, key string, at time.Time) (durable.RescheduleResult, error) {
+	return s.rescheduleOn(ctx, s.pool, key, at)
+}
+
+// rescheduleOn is reschedule's one statement on q: the pool, or the
+// caller's transaction (RescheduleTx).
+func (s *Store) rescheduleOn(ctx context.Context, q rowQuerier, key string, at time.Time) (durable.RescheduleResult, error) {
 	if err := checkKey(key); err != nil {
 		return 0, err
 	}
@@ -27,7 +33,7 @@ func (s *Store) reschedule(ctx context.Context, key string, at time.Time) (durab
 	var due int64
 	var notified bool
 	var place *string
-	err := s.pool.QueryRow(ctx, `WITH cur AS (
+	err := q.QueryRow(ctx, `WITH cur AS (
 		SELECT place FROM pgwheel_task WHERE namespace = $1 AND key = $2),
 	s AS (
 		UPDATE pgwheel_task SET at = $3

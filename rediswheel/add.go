@@ -79,6 +79,12 @@ func (c *addCall) put(shard int, rs []*durable.AddRequest) {
 // running anything: the tasks are then sent shard by shard, and this Queue
 // never merges shards again.
 func (s *Store) Add(ctx context.Context, reqs []*durable.AddRequest) (earliest int64) {
+	if err := s.resolve(ctx); err != nil {
+		for _, r := range reqs {
+			r.Status, r.Err = 0, err
+		}
+		return -1
+	}
 	merge := s.oneServer && !s.split.Load()
 	calls := s.addCalls(reqs, merge)
 	s.runAdds(ctx, calls)

@@ -120,6 +120,11 @@ func TestAddSplitsOnCrossSlot(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, onNode.st.oneServer)
 	ctx := context.Background()
+	// The layout record's slot may be another node's: take the layout the
+	// cluster client read.
+	require.NoError(t, q.st.resolve(ctx))
+	onNode.st.keys = q.st.keys
+	onNode.st.layout.done.Store(true)
 	var items []Item
 	for i := range 64 {
 		items = append(items, Item{Key: fmt.Sprint("k", i), Payload: []byte("p"), At: time.Now().Add(time.Hour)})

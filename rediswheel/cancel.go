@@ -22,6 +22,9 @@ const (
 
 // Cancel is durable.Store's Cancel.
 func (s *Store) Cancel(ctx context.Context, key string, retention time.Duration, maxRetained int) (durable.CancelResult, error) {
+	if err := s.resolve(ctx); err != nil {
+		return durable.CancelResult{}, err
+	}
 	shard := s.shard(key)
 	// The arguments and the reply are lua/cancel.lua's: change both together.
 	args := []any{key, durationMilliCeil(retention), maxRetained}

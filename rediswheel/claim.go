@@ -22,6 +22,9 @@ const (
 // expired leases there (durable.Store's Claim). An error that retrying will
 // not heal wraps durable.ErrUnrecoverable.
 func (s *Store) Claim(ctx context.Context, shard, limit int, lease time.Duration, lim durable.Limits) (durable.Claimed, error) {
+	if err := s.resolve(ctx); err != nil {
+		return durable.Claimed{}, err
+	}
 	args := []any{limit, durationMilliCeil(lease), lim.MaxAttempts, lim.ReapBatch, lim.MaxDead,
 		lim.HistoryLen, lim.WorkerID, lim.MaxUnconfirmed, durationMilliCeil(lim.Retention)}
 	v, err := claimScript.Run(ctx, s.client, s.keys[shard], args...).Slice()

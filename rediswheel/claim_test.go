@@ -157,6 +157,7 @@ func TestLostClaimReplyCountsNoAttempt(t *testing.T) {
 	qi, err := newTQ(impatient, opts)
 	require.NoError(t, err)
 	require.NoError(t, claimScript.Load(ctx, impatient).Err()) // so the claim is one EVALSHA
+	require.NoError(t, qi.st.resolve(ctx))                     // and the layout is read before
 	// Busy for 400ms by the Redis clock: the impatient claim queues behind
 	// it and runs after its client has given up. Should the claim reach
 	// Redis first (a loaded machine may start the busy script late), its

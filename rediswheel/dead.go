@@ -17,6 +17,9 @@ const maxDeadLimit = 1<<31 - 1
 // Dead reads up to limit dead tasks of every shard, oldest first in each,
 // one script call per shard (durable.Store's Dead).
 func (s *Store) Dead(ctx context.Context, limit int) ([]durable.DeadTask, error) {
+	if err := s.resolve(ctx); err != nil {
+		return nil, err
+	}
 	var all []durable.DeadTask
 	for shard, keys := range s.keys {
 		// The arguments and the reply are lua/dead.lua's: change both together.
@@ -49,6 +52,9 @@ func (s *Store) Dead(ctx context.Context, limit int) ([]durable.DeadTask, error)
 
 // Requeue is durable.Store's Requeue.
 func (s *Store) Requeue(ctx context.Context, key string) (bool, int64, error) {
+	if err := s.resolve(ctx); err != nil {
+		return false, 0, err
+	}
 	res, err := requeueScript.Run(ctx, s.client, s.keys[s.shard(key)], key).Int64Slice()
 	if err == nil && len(res) != 2 {
 		err = fmt.Errorf("unexpected reply %v", res)

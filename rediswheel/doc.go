@@ -78,10 +78,16 @@
 //
 // # Key layout
 //
-// A namespace ns with N shards uses 6 keys per shard i, all with the hash
-// tag {ns.i}, so that each script touches one cluster slot and the shards of
-// a namespace spread over the masters. Scripts receive every key in KEYS;
-// none is built inside Lua.
+// A namespace ns with N shards uses 6 keys per shard i, all with one hash
+// tag, {ns.i~s} (written {ns.i} below), so that each script touches one
+// cluster slot; s is the smallest suffix that puts the slot in the middle
+// half of the i-th of N equal slot ranges, so the shards of every
+// namespace spread evenly over masters of equal slot ranges (the 16
+// default shards on a default 3-master cluster: at most 6 on one, for any
+// namespace). A namespace first used before this layout keeps its tags,
+// exactly {ns.i}, as recorded in {ns.layout}: layout.go has the rule, the
+// record and what holds on other slot layouts. Scripts receive every key
+// in KEYS; none is built inside Lua.
 //
 //	key           type  members / fields                 holds
 //	{ns.i}:due    ZSET  task key -> due ms              scheduled tasks and waiting retries
@@ -92,6 +98,7 @@
 //	{ns.i}:ctl    HASH  <letter>|<task key> -> value    per-task fields, below, and the shard's
 //	                                                    #token (fencing counter), #paused (Pause),
 //	                                                    #retrying and #cancelled (Stats' counts per state)
+//	{ns.layout}   STRING "1" or "2"                     the namespace's layout (layout.go), set at first use
 //
 // The per-task fields of ctl:
 //

@@ -13,6 +13,9 @@ import (
 // lua/extend.lua's. The arguments and the reply are lua/extend.lua's: change
 // both together.
 func (s *Store) Extend(ctx context.Context, shard int, lease time.Duration, leases []durable.Lease) ([]durable.ExtendCode, error) {
+	if err := s.resolve(ctx); err != nil {
+		return nil, err
+	}
 	args := make([]any, 0, 1+2*len(leases))
 	args = append(args, durationMilliCeil(lease))
 	for _, l := range leases {

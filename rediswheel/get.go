@@ -15,6 +15,9 @@ import (
 // Get reads the task under key in one script call (durable.Store's Get);
 // nil if it is in no state.
 func (s *Store) Get(ctx context.Context, key string) (*durable.TaskInfo, error) {
+	if err := s.resolve(ctx); err != nil {
+		return nil, err
+	}
 	v, err := getScript.Run(ctx, s.client, s.keys[s.shard(key)], key).Slice()
 	var infos []*durable.TaskInfo
 	if err == nil {

@@ -28,6 +28,9 @@ const listScan = 256
 // Measured on 16 shards, a page of 100 scheduled tasks takes ~4 ms of Redis
 // CPU, one of 10 ~1 ms (TestInspectionCost).
 func (s *Store) List(ctx context.Context, state durable.State, after *durable.ListPos, limit int) (tasks []durable.TaskInfo, next *durable.ListPos, err error) {
+	if err := s.resolve(ctx); err != nil {
+		return nil, nil, err
+	}
 	afterScore, afterKey := "", ""
 	if after != nil {
 		afterScore, afterKey = strconv.FormatInt(after.At, 10), after.Key

@@ -104,6 +104,7 @@ func newQueue(t testing.TB, c redis.UniversalClient, opts Options) *testQueue {
 		for _, keys := range q.keys {
 			c.Del(context.Background(), keys...)
 		}
+		c.Del(context.Background(), layoutKey(opts.Namespace))
 	})
 	return q
 }

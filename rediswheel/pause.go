@@ -17,6 +17,9 @@ const (
 // Pause sets or clears the pause flag of every shard, one pipeline
 // (durable.Store's Pause).
 func (s *Store) Pause(ctx context.Context, paused bool) error {
+	if err := s.resolve(ctx); err != nil {
+		return err
+	}
 	op := opResume
 	if paused {
 		op = opPause

@@ -16,6 +16,9 @@ import (
 // listings stay cheap): one HGET of the shard's body hash, which holds a
 // field exactly while the key is in some state (lua/keys.lua).
 func (s *Store) Payload(ctx context.Context, key string) ([]byte, error) {
+	if err := s.resolve(ctx); err != nil {
+		return nil, err
+	}
 	b, err := s.client.HGet(ctx, s.keys[s.shard(key)][3], key).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil

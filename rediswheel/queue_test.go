@@ -51,7 +51,9 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	assert.Equal(t, DefaultMaxAttempts, q.opts.MaxAttempts)
 	assert.Equal(t, DefaultConcurrency, q.opts.Concurrency)
 	assert.Equal(t, DefaultMaxDead, q.opts.MaxDead)
-	assert.Equal(t, []string{"{n.3}:due", "{n.3}:lease", "{n.3}:dead", "{n.3}:body", "{n.3}:ctl", "{n.3}:kept"}, q.keys[3])
+	// The names of layout 2 (layout.go), which must never change, as layout 1's never did.
+	assert.Equal(t, []string{"{n.3~161}:due", "{n.3~161}:lease", "{n.3~161}:dead", "{n.3~161}:body", "{n.3~161}:ctl", "{n.3~161}:kept"}, q.keys[3])
+	assert.Equal(t, []string{"{n.3}:due", "{n.3}:lease", "{n.3}:dead", "{n.3}:body", "{n.3}:ctl", "{n.3}:kept"}, q.st.layout.old[3])
 
 	// Bad keys are refused before any call to Redis.
 	ctx := context.Background()

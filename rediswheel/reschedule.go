@@ -10,6 +10,9 @@ import (
 // Reschedule is durable.Store's Reschedule; lua/reschedule.lua answers
 // durable's RescheduleResult numbers.
 func (s *Store) Reschedule(ctx context.Context, key string, at int64) (durable.RescheduleResult, error) {
+	if err := s.resolve(ctx); err != nil {
+		return 0, err
+	}
 	n, err := rescheduleScript.Run(ctx, s.client, s.keys[s.shard(key)], key, at).Int64()
 	if err == nil && (n < int64(durable.RescheduleMissing) || n > int64(durable.RescheduleInFlight)) {
 		err = fmt.Errorf("unexpected reply %d", n)

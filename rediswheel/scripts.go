@@ -52,10 +52,9 @@ func readLua(name string) string {
 	return string(b)
 }
 
-// shardKeys names the keys of shard i of namespace ns, in the order the
-// scripts expect: due, lease, dead, body, ctl, kept. The hash tag {ns.i} puts
-// them in one cluster slot.
+// shardKeys names the keys of shard i of namespace ns in layout 1
+// (layout.go), in the order the scripts expect: due, lease, dead, body,
+// ctl, kept. The hash tag {ns.i} puts them in one cluster slot.
 func shardKeys(ns string, i int) []string {
-	tag := "{" + ns + "." + strconv.Itoa(i) + "}"
-	return []string{tag + ":due", tag + ":lease", tag + ":dead", tag + ":body", tag + ":ctl", tag + ":kept"}
+	return tagKeys("{" + ns + "." + strconv.Itoa(i) + "}")
 }

@@ -13,6 +13,9 @@ import (
 //
 // The arguments and the reply are lua/settle.lua's: change both together.
 func (s *Store) Settle(ctx context.Context, shard int, lim durable.Limits, os []durable.Outcome) (durable.Settled, error) {
+	if err := s.resolve(ctx); err != nil {
+		return durable.Settled{}, err
+	}
 	args := make([]any, 0, 4+6*len(os))
 	args = append(args, lim.MaxDead, lim.HistoryLen, durationMilliCeil(lim.Retention), lim.MaxRetained)
 	for _, o := range os {

@@ -17,6 +17,9 @@ import (
 // or cancelled then count as scheduled and done until they move; each count
 // is kept within its set's size, never negative.
 func (s *Store) Stats(ctx context.Context) ([]durable.ShardStats, error) {
+	if err := s.resolve(ctx); err != nil {
+		return nil, err
+	}
 	calls := make([]*shardCall, len(s.keys))
 	for i := range calls {
 		calls[i] = &shardCall{shard: i}

@@ -16,7 +16,8 @@ import (
 type Store struct {
 	client redis.UniversalClient
 	ns     string
-	keys   [][]string // keys[shard]: see shardKeys
+	keys   [][]string // keys[shard], in the namespace's layout once resolved (layout.go)
+	layout layout
 	// oneServer: client is a *redis.Client, so every shard is on one server
 	// and one add call may span shards (see Add).
 	oneServer bool
@@ -30,7 +31,7 @@ var _ durable.Store = (*Store)(nil)
 // NewStore returns the store of namespace ns, in shards shards (0 means
 // DefaultShards), through client, which may be a *redis.Client, a
 // *redis.ClusterClient or any other UniversalClient. It makes no call to
-// Redis. The errors it returns wrap ErrNamespace or ErrOptions.
+// Redis: the first operation reads the namespace's layout (layout.go). The errors it returns wrap ErrNamespace or ErrOptions.
 //
 // Every process that shares a namespace must use the same shards: a task's
 // shard is hash(key) mod shards, so a process with another count looks for
@@ -52,7 +53,8 @@ func NewStore(client redis.UniversalClient, ns string, shards int) (*Store, erro
 	s := &Store{client: client, ns: ns}
 	_, s.oneServer = client.(*redis.Client)
 	for i := range shards {
-		s.keys = append(s.keys, shardKeys(ns, i))
+		s.keys = append(s.keys, spreadKeys(ns, i, shards))
+		s.layout.old = append(s.layout.old, shardKeys(ns, i))
 	}
 	return s, nil
 }
@@ -72,3 +74,8 @@ func (s *Store) shard(key string) int {
 	}
 	return int(h % uint32(len(s.keys)))
 }
+
+// Partition is durable.Partitioner's Partition: the shard of key.
+func (s *Store) Partition(key string) int { return s.shard(key) }
+
+var _ durable.Partitioner = (*Store)(nil)

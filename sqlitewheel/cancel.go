@@ -17,28 +17,8 @@ import (
 func (s *Store) Cancel(ctx context.Context, key string, retention time.Duration, maxRetained int) (durable.CancelResult, error) {
 	var out durable.CancelResult
 	err := s.write(ctx, func(tx *sql.Tx, c clock) error {
-		out = durable.CancelResult{}
-		var place string
-		err := tx.QueryRowContext(ctx, `SELECT place FROM sqlitewheel_task WHERE namespace = ? AND key = ?`,
-			s.namespace, key).Scan(&place)
-		switch {
-		case err == sql.ErrNoRows:
-			err = nil // in no state: nothing to cancel
-		case err != nil:
-			return err
-		case place == "due", place == "dead":
-			err = s.retire(ctx, tx, key, "cancelled", c, millisCeil(retention))
-		case place == "lease":
-			_, err = tx.ExecContext(ctx, `UPDATE sqlitewheel_task SET cancel_requested = 1
-				WHERE namespace = ? AND key = ?`, s.namespace, key)
-		case place == "kept":
-			_, err = tx.ExecContext(ctx, `DELETE FROM sqlitewheel_task WHERE namespace = ? AND key = ?`, s.namespace, key)
-		}
-		if err != nil {
-			return err
-		}
-		out.Found = place != ""
-		out.RetainedTrimmed, err = s.trimKept(ctx, tx, c, maxRetained, 16+1)
+		var err error
+		out, err = s.cancelIn(ctx, tx, c, key, retention, maxRetained)
 		return err
 	})
 	if err != nil {

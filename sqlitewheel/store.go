@@ -54,6 +54,7 @@ const readConns = 4
 type Store struct {
 	w, r      *sql.DB
 	namespace string
+	wakes     wakes // AddTx's wake-ups at commit: notify.go
 }
 
 var _ durable.Store = (*Store)(nil)
