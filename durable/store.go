@@ -173,7 +173,9 @@ type Store interface {
 // store starts Notify when it starts and stops it when its polling ends, so
 // that an idle worker claims a task any process adds for sooner at once,
 // not up to Options.PollInterval late. Without it, only this Queue's own
-// calls wake its Runs early. The Redis store is not a Notifier.
+// calls wake its Runs early. The Redis store is not a Notifier; the SQLite
+// store is one within its process (a commit hook on its writer connection,
+// for tasks the application commits with AddTx).
 type Notifier interface {
 	// Notify calls wake(due) for each task another process stores, moves
 	// earlier or makes claimable again (Add, Replace, Reschedule, Requeue,

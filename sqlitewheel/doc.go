@@ -13,6 +13,12 @@
 //	q.Cancel(ctx, "order:1001")                            // on payment
 //	err = q.Run(ctx, handler)                              // until ctx ends
 //
+// An application whose own tables live in the same file stores and cancels
+// timers in its transactions: it begins them on st.DB(), the store's one
+// writer connection, and calls AddTx or CancelTx with them; the order and
+// its timer commit or roll back together, and idle workers wake at the
+// commit (see addtx.go and ExampleStore_CancelTx).
+//
 // Say the order above is added at 12:00:00.000 and not paid: the task is a
 // row of sqlitewheel_task, place 'due', at 12:30:00.000. Run's claim at
 // 12:30:00.000 or later (never before: it compares at with the clock it
