@@ -22,8 +22,11 @@ import (
 // timer fires (and the wheel lets go of it) within that time anyway, so an
 // abandoned one outlives its last reference by at most strongHorizon of the
 // wheel's clock, where time.Timer's is released at once. Armed any further
-// out, by NewTimer or by a Reset, or made for a Ticker, the node is weakened
-// (weaken) for the rest of its life: it holds the channel through a weak
+// out, by NewTimer or by a Reset, or made for a Ticker, the node is owed to
+// the sweep, which runs within strongHorizon (of real time) and weakens it
+// (weaken) for the rest of its life if it is still pending then, so that an
+// abandoned one too outlives its last reference by at most about
+// strongHorizon (weakdefer.go): a weak node holds the channel through a weak
 // pointer, and a cleanup attached to the channel (the collector) takes the
 // node out of its bucket once the channel is unreachable; a node found with
 // its channel gone when it comes due is dropped likewise. Both count in
@@ -39,17 +42,17 @@ import (
 // package time's are (TestStoppedTickersAndTimersGoAtOnce), and a Reset that
 // arms it beyond the horizon again attaches a new one (weaken).
 //
-// The horizon exists for the cost: weak.Make and runtime.AddCleanup each add
-// a special record to the channel, which the garbage collector sweeps, and
-// together they make NewTimer+Stop allocate 7 objects and 352 bytes, against
-// 4 and 312 for a node holding its channel (BenchmarkNewTimerStop, d=1h
-// against d=100ms), and take about 2.5 times its CPU time, collections
-// included (0.75 µs against 0.30 on a loaded 2-core machine, from the
-// process's CPU time over 300,000 calls), while most channel timers are
-// short timeouts that are stopped or fire soon.
+// The horizon and the sweep exist for the cost: weak.Make and
+// runtime.AddCleanup each add a special record to the channel, which the
+// garbage collector sweeps, and together they made NewTimer+Stop allocate 7
+// objects and 352 bytes, against 4 and 312 for a node holding its channel,
+// and take 3 to 5.6 times the runtime's time against 1.5 to 2.4
+// (docs/design/channel-timers.md), while most channel timers, however long,
+// are stopped or fire soon. With the sweep, a NewTimer or NewTicker stopped
+// before it pays for neither (TestLongChannelTimerStoppedSoonPaysNoSpecial).
 //
-// A Ticker is the same node with a period (see ticker.go), always weakened:
-// it never stops firing, so a strong one would never be released.
+// A Ticker is the same node with a period (see ticker.go), always owed: it
+// never stops firing, so a strong one would never be released.
 //
 // AfterFunc and ScheduleFunc timers are kept strongly: they must run.
 type chanTimer struct {
@@ -63,6 +66,10 @@ type chanTimer struct {
 	// Ticker the 48 bytes of a Timer (see BenchmarkTickerCost).
 	period time.Duration
 	next   time.Duration
+	// owed is the node's place in its shard's owed list plus one, 0 when
+	// it is not owed to the sweep (see weakdefer.go). Protected by the mu
+	// of the node's shard.
+	owed int32
 }
 
 // NewTimer creates a Timer that will send the current time on its channel
@@ -71,15 +78,18 @@ type chanTimer struct {
 // A Timer that nothing references any more, neither it nor its C, is
 // released by the garbage collector without being stopped, as time.Timer is
 // since Go 1.23: if it is due within one second, once it fires; if later,
-// before it fires, in two collections (see Stats.Collected). A stopped
+// before it fires, in two collections after the wheel's sweep, which runs
+// within a second of its arming (see Stats.Collected). A stopped
 // Timer holds nothing back: once nothing references it, the garbage
 // collector frees it as it frees a stopped time.Timer.
 func (tw *TimingWheel) NewTimer(d time.Duration) *Timer {
 	c, ct := newChanTimer(0)
+	var owe *chanTimer
 	if d > strongHorizon {
-		ct.weaken() // unpublished yet: no lock needed
+		owe = ct // weakened by the sweep if still pending then (weakdefer.go)
 	}
-	tw.start(&ct.node, d) // sets ct.owner.shard
+	now := tw.queue.Now()
+	tw.startOwing(&ct.node, tw.dueAfter(now, d), now, owe) // sets ct.owner.shard
 	return &Timer{C: c, owner: &ct.owner}
 }
 
@@ -145,6 +155,7 @@ func (n *Timer) detachCollectorLocked() runtime.Cleanup {
 	if ct == nil {
 		return runtime.Cleanup{}
 	}
+	n.owner.shard.unoweLocked(ct)
 	c := ct.owner.ch.collector
 	ct.owner.ch.collector = runtime.Cleanup{}
 	return c

@@ -118,6 +118,7 @@ func TestChannelTimerWeakenedByResetStillDelivers(t *testing.T) {
 	defer tw.Stop()
 	tm := tw.NewTimer(time.Millisecond)
 	require.True(t, tm.Reset(2*strongHorizon))
+	tw.sweepOwed()
 	require.True(t, holdsWeakly(tm.owner.node))
 	runtime.GC()
 	runtime.GC()
@@ -132,7 +133,8 @@ func TestChannelTimerWeakenedByResetStillDelivers(t *testing.T) {
 }
 
 // TestChannelTimerHorizon is the rule, white-box: which arming makes a node
-// hold its channel weakly, and that it never goes back.
+// hold its channel weakly once the sweep has run (and strongly until then),
+// and that it never goes back.
 func TestChannelTimerHorizon(t *testing.T) {
 	tw, err := newManual(time.Millisecond, 512, WithClock(NewFakeClock(testEpoch)))
 	require.NoError(t, err)
@@ -170,7 +172,10 @@ func TestChannelTimerHorizon(t *testing.T) {
 			return tk.node
 		}, true},
 	} {
-		require.Equal(t, tc.weak, holdsWeakly(tc.node()), tc.name)
+		n := tc.node()
+		require.False(t, holdsWeakly(n), "%s: weak before the sweep", tc.name)
+		tw.sweepOwed()
+		require.Equal(t, tc.weak, holdsWeakly(n), tc.name)
 	}
 }
 

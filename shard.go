@@ -57,6 +57,9 @@ type shard struct {
 	// bucket. At most one slot per pending timer when last checked (see
 	// trimBlocks).
 	freeBlocks []*block
+	// owed lists the strong nodes of channel timers and Tickers that the
+	// next sweep weakens if they are still pending (weakdefer.go).
+	owed []*chanTimer
 	// buckets counts the shard's buckets (those in its levels' pages), and
 	// vacant lists the vacant ones (see bucket), at most half of them, or
 	// one on an early queue (vacantFit): so vacant buckets are at most as
@@ -255,6 +258,7 @@ func (s *shard) expireLocked(t *Timer) func() {
 			return nil
 		}
 		t.state = stateFired
+		s.unoweLocked(t.owner.node)
 		s.noteFired(true)
 		return nil
 	case kindSchedule:
@@ -337,6 +341,10 @@ func (s *shard) stop() {
 	for _, b := range s.vacant {
 		b.vacant = 0 // a ring under way may still take it from the queue
 	}
+	for _, ct := range s.owed {
+		ct.owed = 0
+	}
+	s.owed = nil
 	s.levels, s.free, s.freeBlocks, s.freePage = nil, nil, nil, nil
 	s.buckets, s.vacant = 0, nil
 }

@@ -18,11 +18,13 @@ import "time"
 // collector frees it as it frees a stopped time.Ticker. A Ticker that
 // nothing references any more (nor its C) is released by the garbage
 // collector without being stopped, and counted in Stats.Collected. Unlike
-// time.Ticker's, that takes two collections, the first finding C
-// unreachable and the second freeing what the wheel kept for the Ticker
-// after the runtime has run the cleanup that takes it out of the wheel
-// (runtime.AddCleanup): about four objects per abandoned Ticker stay live
-// between them.
+// time.Ticker's, that takes the wheel's sweep, which runs within a second
+// of the Ticker's arming and makes the wheel hold C weakly from then on (a
+// Ticker stopped before it never pays for the weak pointer), then two
+// collections, the first finding C unreachable and the second freeing what
+// the wheel kept for the Ticker after the runtime has run the cleanup that
+// takes it out of the wheel (runtime.AddCleanup): about four objects per
+// abandoned Ticker stay live between them.
 type Ticker struct {
 	C <-chan time.Time // The channel on which the ticks are delivered.
 
@@ -62,10 +64,11 @@ func (tw *TimingWheel) NewTicker(d time.Duration) *Ticker {
 		panic("timingwheel: non-positive interval for NewTicker")
 	}
 	c, ct := newChanTimer(d)
-	ct.weaken() // a Ticker never stops firing: only a weak one can be released
 	now := tw.queue.Now()
 	ct.next = addDuration(now, d) // before the node is armed, which publishes it
-	tw.startDue(&ct.node, tw.dueAt(ct.next), now)
+	// A Ticker never stops firing: only a weak one can be released, which
+	// the sweep makes it if it is still ticking then (weakdefer.go).
+	tw.startOwing(&ct.node, tw.dueAt(ct.next), now, ct)
 	return &Ticker{C: c, node: ct}
 }
 
@@ -124,9 +127,9 @@ func (t *Ticker) Reset(d time.Duration) {
 		s.noteDisarmed()
 	}
 	drain(t.C)
-	ct.weaken() // attaches the collector again after a Stop
 	ct.period, ct.next, e.drops = d, addDuration(now, d), 0
 	s.startLocked(e, tw.dueAt(ct.next), now)
+	s.rearmWeakLocked(ct)
 	s.unlock()
 	tw.help(now)
 }

@@ -122,6 +122,7 @@ func TestAbandonedTickersAndTimersGoInTwoCollections(t *testing.T) {
 			for range n {
 				tc.abandon()
 			}
+			tw.sweepOwed() // as it runs within strongHorizon (weakdefer.go)
 			first := liveAfter(1) - before
 			require.Eventually(t, func() bool {
 				return tw.Stats().Collected-collected == n

@@ -140,6 +140,13 @@ func (tw *TimingWheel) start(t *Timer, d time.Duration) {
 // startDue is start for a timer due at the tick due, armed at wheel time
 // now.
 func (tw *TimingWheel) startDue(t *Timer, due int64, now time.Duration) {
+	tw.startOwing(t, due, now, nil)
+}
+
+// startOwing is startDue, which also makes owe, the node of a channel timer
+// or Ticker that t is, owed to the sweep if it is still pending (see
+// weakdefer.go).
+func (tw *TimingWheel) startOwing(t *Timer, due int64, now time.Duration, owe *chanTimer) {
 	s := tw.lockShard()
 	if t.owner == nil {
 		t.owner = &s.owner
@@ -147,6 +154,9 @@ func (tw *TimingWheel) startDue(t *Timer, due int64, now time.Duration) {
 		t.owner.shard = s
 	}
 	run := s.startLocked(t, due, now)
+	if owe != nil && t.state == statePending {
+		s.oweLocked(owe)
+	}
 	s.mu.Unlock()
 	if s.recheck.Load() { // s.unlock, written out: it is too big to inline
 		s.recheckOwed()
@@ -249,7 +259,7 @@ func (t *Timer) resetAt(d, now time.Duration) bool {
 		due = sched.resetLocked(tw, now, d, due)
 	}
 	if ct := e.owner.node; ct != nil && d > strongHorizon {
-		ct.weaken() // before the node may sit in a bucket past the horizon
+		s.rearmWeakLocked(ct) // before the node may sit in a bucket past the horizon
 	}
 	active := e.state == statePending
 	if b := e.bucket; active && b != nil && (b.holds(due, e.due) || b.files(due)) {

@@ -27,6 +27,7 @@ type TimingWheel struct {
 	clock Clock
 	epoch time.Time // the wheel's time 0: the queue's epoch
 	queue *delayqueue.DelayQueue[*bucket]
+	sweep sweepState // deferred weakening of channel timers (weakdefer.go)
 	exec  executor
 
 	shards    []shard
