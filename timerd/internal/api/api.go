@@ -47,6 +47,11 @@ type Config struct {
 	// Redis to append their messages to (-stream-redis-url, or a Redis
 	// store). Without it a stream task is refused, 400 naming stream.
 	Streams bool
+	// CheckStream says why a stream task may not name the stream name
+	// (the server gives config.Streams.CheckName: -stream-allow, never the
+	// store's own keys), or nil; its refusal is 400 naming stream.name.
+	// nil: every name is allowed.
+	CheckStream func(name string) error
 	// MaxBody caps a request body: a larger one is 413 too_large (default
 	// 1 MiB).
 	MaxBody int64

@@ -37,7 +37,7 @@ var (
 func (s *Server) routes(reg *prometheus.Registry) (http.Handler, error) {
 	checker := auth.New(s.cfg.Token)
 	cfg := api.Config{Queue: s.queue, Schedules: s.schedules, CheckCallback: s.guard.CheckURL, MaxBody: s.cfg.MaxBody, Flow: s.flow, Log: s.log,
-		Streams: s.backend.streams != nil}
+		Streams: s.backend.streams != nil, CheckStream: s.checkStream}
 	// Every store of timerd's has this read of its own (durable.Store has not).
 	if st, ok := s.queue.Store().(interface {
 		Payload(ctx context.Context, key string) ([]byte, error)
