@@ -14,12 +14,14 @@ import (
 	"io"
 	"log/slog"
 	"time"
+
+	"github.com/go-timingwheel/timingwheel/timerd/internal/auth"
 )
 
 // ErrNoToken is returned by Parse for a listen address that is not loopback
 // when no token is configured: the API would be open to anyone who can reach
 // it.
-var ErrNoToken = errors.New("config: a non-loopback -listen address needs a token (-token-file or TIMERD_TOKEN)")
+var ErrNoToken = errors.New("config: a non-loopback -listen address needs a token (-token-file, TIMERD_TOKEN or -tokens-file)")
 
 // Config is timerd's configuration. The zero Config is not valid: get one
 // from Parse.
@@ -59,6 +61,12 @@ type Config struct {
 	Flow Flow
 	// Streams is where stream tasks' messages go (streams.go).
 	Streams Streams
+	// Tokens are -tokens-file's named credentials (tokens.go); Credentials
+	// adds Token's.
+	Tokens []auth.Credential
+	// CompletionKeys sign (the first) and verify (all) completion
+	// credentials; none: a key derived from the admin token (tokens.go).
+	CompletionKeys [][]byte
 }
 
 // Parse reads the configuration from args (without the program name) and
@@ -103,7 +111,10 @@ func Parse(args []string, getenv func(string) string) (Config, error) {
 	if c.Token == "" {
 		c.Token = getenv("TIMERD_TOKEN")
 	}
-	if err := checkListen(c.Listen, c.Token != ""); err != nil {
+	if err := checkCredentials(c); err != nil {
+		return Config{}, err
+	}
+	if err := checkListen(c.Listen, len(c.Credentials()) > 0); err != nil {
 		return Config{}, err
 	}
 	return c, nil

@@ -52,6 +52,8 @@ func (c Config) Attrs() []slog.Attr {
 		slog.Bool("stream-redis-cluster", c.Streams.RedisCluster),
 		slog.Int64("stream-max-len", c.Streams.MaxLen),
 		slog.String("stream-allow", c.streamAllowAttr()),
+		slog.String("tokens-file", c.tokensAttr()),
+		slog.String("completion-key-file", c.completionKeyAttr()),
 	}
 }
 
