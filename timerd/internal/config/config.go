@@ -64,6 +64,11 @@ type Config struct {
 	// Tokens are -tokens-file's named credentials (tokens.go); Credentials
 	// adds Token's.
 	Tokens []auth.Credential
+	// DefaultStore is set when no -store, -data-dir or -redis-url (nor
+	// their variables) was given, so that Store is the SQLite file in the
+	// default -data-dir: timerd refuses to start so, rather than make a
+	// data directory where it happens to run.
+	DefaultStore bool
 	// CompletionKeys sign (the first) and verify (all) completion
 	// credentials; none: a key derived from the admin token (tokens.go).
 	CompletionKeys [][]byte
@@ -88,12 +93,19 @@ func Parse(args []string, getenv func(string) string) (Config, error) {
 		return Config{}, fmt.Errorf("config: unexpected argument %q (every setting is a flag)", fs.Arg(0))
 	}
 	var c Config
+	c.DefaultStore = true
 	for i, s := range settings {
 		v := s.def
+		given := true
 		if values[i].set {
 			v = values[i].s
 		} else if e := getenv(s.env); e != "" {
 			v = e
+		} else {
+			given = false
+		}
+		if given && (s.name == "store" || s.name == "data-dir" || s.name == "redis-url") {
+			c.DefaultStore = false
 		}
 		if err := s.apply(&c, v); err != nil {
 			return Config{}, fmt.Errorf("config: -%s (%s) %q: %w", s.name, s.env, v, err)
