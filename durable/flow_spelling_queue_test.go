@@ -104,3 +104,72 @@ func TestFlowSpellingsShareTheirOriginsLimit(t *testing.T) {
 	assert.Equal(t, healthyN, n, "healthy callbacks arrived within %v", patience)
 	assert.LessOrEqual(t, stuckMax.Load(), int64(perOrigin), "stuck callbacks at once: one Limit for the four spellings")
 }
+
+// TestFlowSpellingsShareARetryAfterHold: a 429 with Retry-After to one
+// spelling of an origin holds the origin's other spellings too (the pause
+// is the flow key's, and the four spellings are one key): none of the
+// three tasks added after the 429, each to another spelling, is sent
+// before the hold is over. Keyed by spelling, they were sent at once.
+func TestFlowSpellingsShareARetryAfterHold(t *testing.T) {
+	const hold = 3 // seconds, the Retry-After
+	var mu sync.Mutex
+	var heldAt time.Time              // when the 429 was answered
+	arrived := map[string]time.Time{} // path → first request
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if _, ok := arrived[r.URL.Path]; !ok {
+			arrived[r.URL.Path] = time.Now()
+		}
+		if heldAt.IsZero() {
+			heldAt = time.Now()
+			w.Header().Set("Retry-After", fmt.Sprint(hold))
+			http.Error(w, "slow down", http.StatusTooManyRequests)
+		}
+	}))
+	defer srv.Close()
+	u, err := url.Parse(srv.URL)
+	require.NoError(t, err)
+	port := u.Port()
+	spellings := []string{
+		"http://127.0.0.1:" + port,
+		"http://[::ffff:127.0.0.1]:" + port,
+		"http://[::ffff:7f00:1]:" + port,
+		"http://127.0.0.1:000" + port,
+	}
+	flow, err := durable.NewFlow(durable.FlowOptions{Key: durable.HTTPOrigin})
+	require.NoError(t, err)
+	q := newQueue(t, 2, durable.Options{Lease: 5 * time.Second, Flow: flow})
+	stop := run(t, q, durable.HTTPHandler(nil))
+	defer stop()
+	ctx := context.Background()
+
+	_, err = q.AddHTTP(ctx, "first", durable.HTTPTask{URL: spellings[0] + "/s0", Method: "POST"}, time.Now())
+	require.NoError(t, err)
+	eventually(t, "the 429", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return !heldAt.IsZero()
+	})
+	for i := 1; i < len(spellings); i++ {
+		_, err := q.AddHTTP(ctx, fmt.Sprint("s", i), durable.HTTPTask{URL: fmt.Sprintf("%s/s%d", spellings[i], i), Method: "POST"}, time.Now())
+		require.NoError(t, err)
+	}
+	eventually(t, "every spelling's callback", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(arrived) == len(spellings)
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	var after []string
+	for i := 1; i < len(spellings); i++ {
+		after = append(after, fmt.Sprintf("s%d %v", i, arrived[fmt.Sprint("/s", i)].Sub(heldAt).Round(time.Millisecond)))
+	}
+	t.Logf("after a 429 with Retry-After: %ds to %s, the other spellings' first requests came: %v", hold, spellings[0], after)
+	for i := 1; i < len(spellings); i++ {
+		// Retry-After is whole seconds and due times whole milliseconds: allow
+		// for the rounding, never for a request inside the hold.
+		assert.GreaterOrEqual(t, arrived[fmt.Sprint("/s", i)].Sub(heldAt), hold*time.Second-100*time.Millisecond, "%s came inside the hold", spellings[i])
+	}
+}
