@@ -134,7 +134,7 @@ func Parse(args []string, getenv func(string) string) (Config, error) {
 
 // Usage writes the flags, their variables and defaults to w.
 func Usage(w io.Writer) {
-	fmt.Fprintf(w, "usage: timerd [flags]\n       timerd tasks|dead|schedules|receiver ... (the command line: timerd tasks -h)\n\nEach flag falls back to its environment variable; the token is read from -token-file or TIMERD_TOKEN.\n\n")
+	fmt.Fprintf(w, "usage: timerd [flags]\n       timerd tasks|dead|schedules|receiver ... (the command line: timerd tasks -h)\n\nEach flag falls back to its environment variable; the admin token is read from -token-file or TIMERD_TOKEN, named tokens from -tokens-file.\nOne of -store, -data-dir or -redis-url (or its variable) is required: timerd makes no data directory unasked.\n\n")
 	for _, s := range settings {
 		fmt.Fprintf(w, "  -%s (%s, default %q)\n    \t%s\n", s.name, s.env, s.def, s.usage)
 	}
