@@ -291,12 +291,19 @@ func TestOrigin(t *testing.T) {
 		"http://example.com":               "http://example.com:80",
 		"HTTP://example.com:8080/a":        "http://example.com:8080",
 		"http://[::1]:9000/":               "http://[::1]:9000",
+		"http://[::ffff:127.0.0.1]:80/":    "http://127.0.0.1:80",
+		"http://[::FFFF:7f00:1]/":          "http://127.0.0.1:80",
+		"http://[0:0::1]:0009000/":         "http://[::1]:9000",
+		"https://Example.COM.:0443/":       "https://example.com:443",
+		"http://example.com:080":           "http://example.com:80",
+		"http://XN--BCHER-KVA.example/":    "http://xn--bcher-kva.example:80",
+		"http://[fe80::1%25eth0]:81/":      "http://[fe80::1%eth0]:81",
 	} {
 		got, err := Origin(in)
 		require.NoError(t, err, in)
 		assert.Equal(t, want, got, in)
 	}
-	for _, bad := range []string{"ftp://x/", "/relative", "http://", "::"} {
+	for _, bad := range []string{"ftp://x/", "/relative", "http://", "::", "http://bücher.example/", "http://x:65536/", "http://x..:80/", "http://.:80/"} {
 		_, err := Origin(bad)
 		assert.ErrorIs(t, err, ErrInvalidURL, bad)
 	}

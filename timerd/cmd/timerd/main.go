@@ -12,6 +12,13 @@
 // store the flags name to this timerd's schema and exits (0 done, 1 failed,
 // 2 bad configuration): a PostgreSQL store must be migrated before timerd
 // serves on it; the default SQLite file is migrated when it is new.
+// `timerd help [COMMAND]` and `timerd version` print to stdout and exit 0;
+// `-h` after any command shows that command's flags only.
+//
+// timerd serves only on a store it was given (-store, -data-dir or
+// -redis-url, or their variables): without one it exits 2 saying how to
+// name one, rather than make a data directory wherever it was started. A
+// bare `timerd` shows the help too.
 package main
 
 import (
@@ -24,6 +31,8 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/go-timingwheel/timingwheel/timerd/internal/cli"
@@ -32,17 +41,25 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Getenv, os.Stderr))
+	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }
 
-func run(args []string, getenv func(string) string, stderr io.Writer) int {
+func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && cli.IsCommand(args[0]) {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 		defer stop()
-		return cli.Run(ctx, args, getenv, os.Stdout, stderr)
+		return cli.Run(ctx, args, getenv, stdout, stderr)
 	}
-	if len(args) > 0 && args[0] == "migrate" {
-		return migrate(args[1:], getenv, stderr)
+	if len(args) > 0 {
+		switch args[0] {
+		case "migrate":
+			return migrate(args[1:], getenv, stderr)
+		case "help":
+			return help(args[1:], stdout, stderr)
+		case "version":
+			fmt.Fprintln(stdout, version())
+			return 0
+		}
 	}
 	cfg, err := config.Parse(args, getenv)
 	if errors.Is(err, flag.ErrHelp) {
@@ -51,6 +68,14 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "timerd: %v\n", err)
+		return 2
+	}
+	if cfg.DefaultStore {
+		if len(args) == 0 {
+			fmt.Fprint(stderr, topUsage)
+			fmt.Fprintln(stderr)
+		}
+		fmt.Fprint(stderr, noStore)
 		return 2
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
@@ -82,12 +107,15 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 func migrate(args []string, getenv func(string) string, stderr io.Writer) int {
 	cfg, err := config.Parse(args, getenv)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintf(stderr, "usage: timerd migrate [flags]: the same -store (or -data-dir, -redis-url) and -namespace as the server\n\n")
-		config.Usage(stderr)
+		migrateUsage(stderr)
 		return 0
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "timerd migrate: %v\n", err)
+		return 2
+	}
+	if cfg.DefaultStore {
+		fmt.Fprint(stderr, noStore)
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -99,4 +127,73 @@ func migrate(args []string, getenv func(string) string, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "timerd migrate: %s\n", what)
 	return 0
+}
+
+// topUsage is `timerd help`: every command, one line each.
+const topUsage = `usage: timerd [flags]                 serve the API, the dashboard and the workers (timerd -h: the flags)
+       timerd migrate [flags]         bring the store to this timerd's schema, then exit
+       timerd tasks get|cancel|list   read and cancel tasks through a running timerd's API
+       timerd dead requeue            requeue dead tasks
+       timerd schedules list          the periodic schedules
+       timerd receiver                a callback receiver for trying timerd
+       timerd help [COMMAND]          this, or one command's usage and flags
+       timerd version                 this timerd's version and build
+
+timerd COMMAND -h shows one command's flags.
+`
+
+// noStore is what timerd says when it was given no store.
+const noStore = `timerd: no store given: name one with -store (sqlite:PATH, postgres://..., redis://...) or -data-dir DIR,
+or TIMERD_STORE or TIMERD_DATA_DIR; for a trial on this machine: timerd -data-dir ./timerd-data
+`
+
+// help is timerd help [COMMAND...].
+func help(what []string, stdout, stderr io.Writer) int {
+	switch {
+	case len(what) == 0:
+		fmt.Fprint(stdout, topUsage)
+	case what[0] == "migrate":
+		migrateUsage(stdout)
+	case what[0] == "serve":
+		config.Usage(stdout)
+	case cli.IsCommand(what[0]):
+		cli.Help(stdout, what...)
+	default:
+		fmt.Fprintf(stderr, "timerd help: no command %q\n\n%s", strings.Join(what, " "), topUsage)
+		return 2
+	}
+	return 0
+}
+
+// migrateUsage lists the flags migrate reads (config.StoreFlags).
+func migrateUsage(w io.Writer) {
+	fmt.Fprintf(w, "usage: timerd migrate [flags]\n\n  brings the store to this timerd's schema and exits: give it the server's store flags\n  (the server's other flags are accepted and ignored)\n\n")
+	config.UsageOf(w, config.StoreFlags)
+}
+
+// version is this binary's module version, Go version and, when it was
+// built from a checkout, its commit.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "timerd (unknown build)"
+	}
+	v := "timerd " + bi.Main.Version + " " + bi.GoVersion
+	var rev, at, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = " (modified)"
+			}
+		}
+	}
+	if rev != "" {
+		v += " commit " + rev + modified + " " + at
+	}
+	return v
 }

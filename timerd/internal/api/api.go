@@ -47,6 +47,16 @@ type Config struct {
 	// Redis to append their messages to (-stream-redis-url, or a Redis
 	// store). Without it a stream task is refused, 400 naming stream.
 	Streams bool
+	// CheckStream says why a stream task may not name the stream name
+	// (the server gives config.Streams.CheckName: -stream-allow, never the
+	// store's own keys), or nil; its refusal is 400 naming stream.name.
+	// nil: every name is allowed.
+	CheckStream func(name string) error
+	// VerifyCompletion checks the token of /complete and /fail, a
+	// completion credential (completion.Keys.Verify), and returns the
+	// delivery's durable token; its error is 400 naming token. nil: the
+	// token is durable's own.
+	VerifyCompletion func(taskKey, credential string) (string, error)
 	// MaxBody caps a request body: a larger one is 413 too_large (default
 	// 1 MiB).
 	MaxBody int64
@@ -96,7 +106,7 @@ func New(cfg Config) (http.Handler, error) {
 	allow := map[string][]string{} // pattern → its methods
 	var patterns []string
 	for _, rt := range h.routes() {
-		mux.Handle(rt.method+" "+rt.pattern, h.wrap(rt.serve))
+		mux.Handle(rt.method+" "+rt.pattern, h.wrap(permit(rt.op, rt.serve)))
 		if allow[rt.pattern] == nil {
 			patterns = append(patterns, rt.pattern)
 		}

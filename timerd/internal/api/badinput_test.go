@@ -23,6 +23,9 @@ func TestBadInput(t *testing.T) {
 		}{
 			{"unknown field", "POST", "/v1/tasks", with(`"key":"k","delay":"1s","color":"red",` + cb), "", 400, "invalid_argument", "color"},
 			{"unknown nested field", "POST", "/v1/tasks", with(`"key":"k","delay":"1s","callback":{"url":"https://e.com/","method":"GET","verb":"x"}`), "", 400, "invalid_argument", "callback.verb"},
+			{"member twice", "POST", "/v1/tasks", with(`"key":"a","key":"b","delay":"1s",` + cb), "", 400, "invalid_argument", "key"},
+			{"nested member twice", "POST", "/v1/tasks", with(`"key":"k","delay":"1s","callback":{"url":"https://e.com/","method":"GET","method":"POST"}`), "", 400, "invalid_argument", "callback.method"},
+			{"header twice", "POST", "/v1/tasks", with(`"key":"k","delay":"1s","callback":{"url":"https://e.com/","method":"GET","headers":{"X-A":["1"],"X-A":["2"]}}`), "", 400, "invalid_argument", "callback.headers.X-A"},
 			{"field in other case", "POST", "/v1/tasks", with(`"KEY":"k","delay":"1s",` + cb), "", 400, "invalid_argument", "KEY"},
 			{"not json", "POST", "/v1/tasks", `{"key":`, "", 400, "invalid_argument", ""},
 			{"two values", "POST", "/v1/tasks", with(`"key":"k","delay":"1s",`+cb) + `{}`, "", 400, "invalid_argument", ""},

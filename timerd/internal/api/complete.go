@@ -92,6 +92,13 @@ func (h *handler) complete(w http.ResponseWriter, r *http.Request, key, token st
 	if token == "" {
 		return invalid("token", "token is required: the X-Completion-Token header of the callback")
 	}
+	if h.cfg.VerifyCompletion != nil {
+		t, err := h.cfg.VerifyCompletion(key, token)
+		if err != nil {
+			return invalid("token", "token is not one timerd sent for this task (the X-Completion-Token header of the callback)")
+		}
+		token = t
+	}
 	code, err := h.cfg.Queue.Complete(r.Context(), key, token, result)
 	switch {
 	case errors.Is(err, durable.ErrToken):

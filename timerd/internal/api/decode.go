@@ -24,7 +24,7 @@ var anyFields = shape{"*": nil}
 // decodeBody reads r's body into dst strictly: Content-Type application/json
 // (415 otherwise), at most maxBody bytes (413), exactly one JSON object,
 // every string in it UTF-8 (checkUTF8: decoding would rewrite the others), no
-// field outside s (matched exactly: encoding/json alone would take "KEY" for
+// member given twice in an object (duplicateMember), no field outside s (matched exactly: encoding/json alone would take "KEY" for
 // "key"), and values of dst's types; each 400 names the offending field.
 func decodeBody(w http.ResponseWriter, r *http.Request, maxBody int64, s shape, dst any) error {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
@@ -52,6 +52,9 @@ func decodeBody(w http.ResponseWriter, r *http.Request, maxBody int64, s shape, 
 	}
 	if _, ok := v.(map[string]any); !ok {
 		return invalid("", "the body must be a JSON object")
+	}
+	if f := duplicateMember(body); f != "" {
+		return invalid(f, "%s is given twice", f)
 	}
 	if f := unknownField(v, s, ""); f != "" {
 		return invalid(f, "unknown field %q", f)

@@ -43,10 +43,16 @@ func checkKind(cb *callbackJSON, st *streamJSON) error {
 // traceparent tp (if any) among its fields. A server without a Redis for
 // streams (Config.Streams false) refuses every stream task: 400 naming
 // stream, since nothing in the request can be stored as asked (README.md,
-// "Hand-off to a stream").
-func (s *streamJSON) payload(configured bool, tp string) (rediswheel.StreamTask, []byte, error) {
+// "Hand-off to a stream"). check, if not nil, fences the stream's name
+// (Config.CheckStream).
+func (s *streamJSON) payload(configured bool, check func(string) error, tp string) (rediswheel.StreamTask, []byte, error) {
 	if !configured {
 		return rediswheel.StreamTask{}, nil, invalid("stream", "this timerd has no Redis for stream tasks: start it with -stream-redis-url (TIMERD_STREAM_REDIS_URL), or on a Redis store")
+	}
+	if check != nil {
+		if err := check(s.Name); err != nil {
+			return rediswheel.StreamTask{}, nil, invalid("stream.name", "%v", err)
+		}
 	}
 	t := rediswheel.StreamTask{Stream: s.Name, Fields: s.Fields}
 	if tp != "" {

@@ -59,7 +59,7 @@ func (h *handler) createTask(w http.ResponseWriter, r *http.Request) error {
 	var stream streamTask
 	var streamPayload []byte // set for a stream task
 	if req.Stream != nil {
-		if stream, streamPayload, err = req.Stream.payload(h.cfg.Streams, tp); err != nil {
+		if stream, streamPayload, err = req.Stream.payload(h.cfg.Streams, h.cfg.CheckStream, tp); err != nil {
 			return err
 		}
 		opts = append(opts, durable.TaskType(streamTaskType))

@@ -21,6 +21,7 @@ const (
 	InvalidArgument      Code = "invalid_argument"       // 400
 	DestinationForbidden Code = "destination_forbidden"  // 400
 	Unauthenticated      Code = "unauthenticated"        // 401
+	PermissionDenied     Code = "permission_denied"      // 403: the token's role may not do this
 	NotFound             Code = "not_found"              // 404
 	MethodNotAllowed     Code = "method_not_allowed"     // 405
 	Conflict             Code = "conflict"               // 409
@@ -35,6 +36,7 @@ var status = map[Code]int{
 	InvalidArgument:      http.StatusBadRequest,
 	DestinationForbidden: http.StatusBadRequest,
 	Unauthenticated:      http.StatusUnauthorized,
+	PermissionDenied:     http.StatusForbidden,
 	NotFound:             http.StatusNotFound,
 	MethodNotAllowed:     http.StatusMethodNotAllowed,
 	Conflict:             http.StatusConflict,

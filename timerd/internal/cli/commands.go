@@ -13,30 +13,15 @@ import (
 	"strconv"
 )
 
-// usageText is printed for a bad command line.
-const usageText = `usage: timerd COMMAND [flags] [args]
-
-  timerd tasks get KEY                 a task, as GET /v1/tasks/{key}
-  timerd tasks cancel KEY              cancel it, as DELETE /v1/tasks/{key}
-  timerd tasks list -state S [-limit N] [-cursor C]
-                                       one page of a state (scheduled, retrying, in_flight, dead, done, cancelled)
-  timerd dead requeue KEY              requeue one dead task
-  timerd dead requeue -all             requeue every dead task, page by page
-  timerd schedules list                the periodic schedules
-  timerd receiver [-listen ADDR]       a callback receiver for trying timerd: prints each request, answers 200
-
-Flags of the API commands (before the arguments):
-  -server URL      timerd's address (TIMERD_SERVER, default http://127.0.0.1:8080)
-  -token-file F    file whose first line is the token (TIMERD_TOKEN_FILE; else TIMERD_TOKEN)
-
-Exit codes: 0 done, 1 the request failed (the API's status and code are printed), 2 bad usage.
-`
-
 // runAPI runs the commands that call the API.
 func runAPI(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	usage := func(format string, a ...any) error {
 		fmt.Fprintf(stderr, "timerd: "+format+"\n\n%s", append(a, usageText)...)
 		return errUsage
+	}
+	if len(args) >= 2 && isHelp(args[1]) {
+		Help(stdout, args[0])
+		return flag.ErrHelp
 	}
 	if len(args) < 2 {
 		return usage("%s needs a subcommand", args[0])
@@ -53,7 +38,9 @@ func runAPI(ctx context.Context, args []string, getenv func(string) string, stdo
 	pos, err := parseInterleaved(fs, args[2:])
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, usageText)
+			if !Help(stdout, cmd) {
+				Help(stdout, args[0])
+			}
 			return err
 		}
 		return usage("%s: %v", cmd, err)
@@ -61,28 +48,23 @@ func runAPI(ctx context.Context, args []string, getenv func(string) string, stdo
 	// Which flags each command takes, and how many arguments.
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	takes := map[string]struct {
-		flags []string
-		args  int
-	}{
-		"tasks get":      {nil, 1},
-		"tasks cancel":   {nil, 1},
-		"tasks list":     {[]string{"state", "limit", "cursor"}, 0},
-		"dead requeue":   {[]string{"all"}, -1}, // one key, or none with -all
-		"schedules list": {nil, 0},
+	var spec apiCommand
+	for _, c := range apiCommands {
+		if c.name == cmd {
+			spec = c
+		}
 	}
-	spec, ok := takes[cmd]
-	if !ok {
+	if spec.name == "" {
 		return usage("unknown command %q", cmd)
 	}
 	for name := range given {
-		if name != "server" && name != "token-file" && !contains(spec.flags, name) {
+		if !contains(commonFlags, name) && !contains(spec.flags, name) {
 			return usage("%s does not take -%s", cmd, name)
 		}
 	}
 	switch {
-	case spec.args >= 0 && len(pos) != spec.args:
-		return usage("%s takes %d argument(s), not %d", cmd, spec.args, len(pos))
+	case spec.nargs >= 0 && len(pos) != spec.nargs:
+		return usage("%s takes %d argument(s), not %d", cmd, spec.nargs, len(pos))
 	case cmd == "dead requeue" && (*all == (len(pos) == 1) || len(pos) > 1):
 		return usage("dead requeue takes one KEY, or -all")
 	case cmd == "tasks list" && *state == "":

@@ -23,7 +23,12 @@ func runReceiver(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs := flag.NewFlagSet("timerd receiver", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	listen := fs.String("listen", "127.0.0.1:9000", "")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		Help(stdout, "receiver")
+		return err
+	}
+	if err != nil || fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "timerd: receiver takes only -listen host:port\n\n%s", usageText)
 		return errUsage
 	}

@@ -14,12 +14,14 @@ import (
 	"io"
 	"log/slog"
 	"time"
+
+	"github.com/go-timingwheel/timingwheel/timerd/internal/auth"
 )
 
 // ErrNoToken is returned by Parse for a listen address that is not loopback
 // when no token is configured: the API would be open to anyone who can reach
 // it.
-var ErrNoToken = errors.New("config: a non-loopback -listen address needs a token (-token-file or TIMERD_TOKEN)")
+var ErrNoToken = errors.New("config: a non-loopback -listen address needs a token (-token-file, TIMERD_TOKEN or -tokens-file)")
 
 // Config is timerd's configuration. The zero Config is not valid: get one
 // from Parse.
@@ -59,6 +61,17 @@ type Config struct {
 	Flow Flow
 	// Streams is where stream tasks' messages go (streams.go).
 	Streams Streams
+	// Tokens are -tokens-file's named credentials (tokens.go); Credentials
+	// adds Token's.
+	Tokens []auth.Credential
+	// DefaultStore is set when no -store, -data-dir or -redis-url (nor
+	// their variables) was given, so that Store is the SQLite file in the
+	// default -data-dir: timerd refuses to start so, rather than make a
+	// data directory where it happens to run.
+	DefaultStore bool
+	// CompletionKeys sign (the first) and verify (all) completion
+	// credentials; none: a key derived from the admin token (tokens.go).
+	CompletionKeys [][]byte
 }
 
 // Parse reads the configuration from args (without the program name) and
@@ -80,12 +93,19 @@ func Parse(args []string, getenv func(string) string) (Config, error) {
 		return Config{}, fmt.Errorf("config: unexpected argument %q (every setting is a flag)", fs.Arg(0))
 	}
 	var c Config
+	c.DefaultStore = true
 	for i, s := range settings {
 		v := s.def
+		given := true
 		if values[i].set {
 			v = values[i].s
 		} else if e := getenv(s.env); e != "" {
 			v = e
+		} else {
+			given = false
+		}
+		if given && (s.name == "store" || s.name == "data-dir" || s.name == "redis-url") {
+			c.DefaultStore = false
 		}
 		if err := s.apply(&c, v); err != nil {
 			return Config{}, fmt.Errorf("config: -%s (%s) %q: %w", s.name, s.env, v, err)
@@ -103,7 +123,10 @@ func Parse(args []string, getenv func(string) string) (Config, error) {
 	if c.Token == "" {
 		c.Token = getenv("TIMERD_TOKEN")
 	}
-	if err := checkListen(c.Listen, c.Token != ""); err != nil {
+	if err := checkCredentials(c); err != nil {
+		return Config{}, err
+	}
+	if err := checkListen(c.Listen, len(c.Credentials()) > 0); err != nil {
 		return Config{}, err
 	}
 	return c, nil
@@ -111,7 +134,7 @@ func Parse(args []string, getenv func(string) string) (Config, error) {
 
 // Usage writes the flags, their variables and defaults to w.
 func Usage(w io.Writer) {
-	fmt.Fprintf(w, "usage: timerd [flags]\n       timerd tasks|dead|schedules|receiver ... (the command line: timerd tasks -h)\n\nEach flag falls back to its environment variable; the token is read from -token-file or TIMERD_TOKEN.\n\n")
+	fmt.Fprintf(w, "usage: timerd [flags]\n       timerd tasks|dead|schedules|receiver ... (the command line: timerd tasks -h)\n\nEach flag falls back to its environment variable; the admin token is read from -token-file or TIMERD_TOKEN, named tokens from -tokens-file.\nOne of -store, -data-dir or -redis-url (or its variable) is required: timerd makes no data directory unasked.\n\n")
 	for _, s := range settings {
 		fmt.Fprintf(w, "  -%s (%s, default %q)\n    \t%s\n", s.name, s.env, s.def, s.usage)
 	}

@@ -49,7 +49,7 @@ func TestDefaults(t *testing.T) {
 		Retention: 24 * time.Hour, History: 10, ShutdownGrace: 30 * time.Second,
 		Lease: 30 * time.Second, LogLevel: slog.LevelInfo,
 		MaxAttempts: 25, BackoffBase: time.Second, BackoffLimit: time.Hour, CallbackTimeout: 30 * time.Second,
-		Flow: defaultFlow,
+		Flow: defaultFlow, DefaultStore: true,
 	}, c)
 }
 

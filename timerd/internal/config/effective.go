@@ -51,6 +51,9 @@ func (c Config) Attrs() []slog.Attr {
 		slog.String("stream-redis-url", c.streamRedisAttr()),
 		slog.Bool("stream-redis-cluster", c.Streams.RedisCluster),
 		slog.Int64("stream-max-len", c.Streams.MaxLen),
+		slog.String("stream-allow", c.streamAllowAttr()),
+		slog.String("tokens-file", c.tokensAttr()),
+		slog.String("completion-key-file", c.completionKeyAttr()),
 	}
 }
 
@@ -97,4 +100,12 @@ func redactURL(u string) string {
 		return "(unparsable)"
 	}
 	return p.Redacted()
+}
+
+// streamAllowAttr is -stream-allow, or what its absence means.
+func (c Config) streamAllowAttr() string {
+	if len(c.Streams.Allow) == 0 {
+		return "none (stream tasks refused)"
+	}
+	return strings.Join(c.Streams.Allow, ",")
 }

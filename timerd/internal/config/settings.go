@@ -46,7 +46,7 @@ var settings = []setting{
 			return err
 		}},
 	{name: "store", env: "TIMERD_STORE",
-		usage: "where tasks live: sqlite (default: a file in -data-dir, one process), sqlite:PATH, redis://… or rediss://… (go-redis URL), postgres://… (pgx URL; run timerd migrate first)",
+		usage: "where tasks live: sqlite (a file in -data-dir, one process), sqlite:PATH, redis://… or rediss://… (go-redis URL), postgres://… (pgx URL; run timerd migrate first)",
 		apply: func(c *Config, v string) error { c.store = v; return nil }},
 	{name: "data-dir", env: "TIMERD_DATA_DIR", def: "timerd-data",
 		usage: "directory of the default SQLite store's file, " + sqliteFile,

@@ -18,6 +18,10 @@ type Streams struct {
 	// MaxLen bounds each stream at about this many messages
 	// (rediswheel.StreamMaxLen, XADD MAXLEN ~); 0: no bound.
 	MaxLen int64
+	// Allow is the streams that stream tasks may name: exact names, and
+	// prefixes written with a trailing "*" (streamallow.go). Empty: none,
+	// and stream tasks are refused.
+	Allow []string
 }
 
 // The stream rows of README.md's configuration table, after the flow
@@ -29,6 +33,9 @@ var streamSettings = []setting{
 	{name: "stream-redis-cluster", env: "TIMERD_STREAM_REDIS_CLUSTER", def: "false", isBool: true,
 		usage: "parse -stream-redis-url as a cluster URL (?addr=host:port for more seeds)",
 		apply: func(c *Config, v string) (err error) { c.Streams.RedisCluster, err = parseBool(v); return err }},
+	{name: "stream-allow", env: "TIMERD_STREAM_ALLOW",
+		usage: "comma-separated streams that stream tasks may append to: names, and prefixes ending in * (orders,billing:*); never the store's own keys; empty: stream tasks refused",
+		apply: func(c *Config, v string) error { c.Streams.Allow = splitAllow(v); return nil }},
 	{name: "stream-max-len", env: "TIMERD_STREAM_MAX_LEN", def: "0",
 		usage: "keep each stream at about this many messages (XADD MAXLEN ~), dropping the oldest whether read or not; 0: no bound",
 		apply: func(c *Config, v string) error {
@@ -48,6 +55,9 @@ func init() { settings = append(settings, streamSettings...) }
 // URL, which may hold a password.
 func checkStreams(c Config) error {
 	s := c.Streams
+	if err := checkAllow(s.Allow, c.Namespace); err != nil {
+		return fmt.Errorf("config: -stream-allow (TIMERD_STREAM_ALLOW): %w", err)
+	}
 	if s.RedisURL == "" {
 		if s.RedisCluster {
 			return errors.New("config: -stream-redis-cluster (TIMERD_STREAM_REDIS_CLUSTER) without -stream-redis-url (TIMERD_STREAM_REDIS_URL): the store's Redis is read as -redis-cluster says")

@@ -2,22 +2,37 @@ package dashboard
 
 import (
 	"net/http"
+
+	"github.com/go-timingwheel/timingwheel/timerd/internal/auth"
 )
 
 // maxForm bounds the body of every form the dashboard takes: a token or a
 // task key (durable.MaxKeyLen) and a word, URL-encoded.
 const maxForm = 16 << 10
 
-// loggedIn passes r to next if it carries the token (auth.Checker.Valid: the
-// session cookie, or a bearer header) and sends the browser to the login
-// page otherwise.
+// loggedIn passes r to next if it carries a credential (auth.Checker.Identify:
+// the session cookie, or a bearer header) whose role may do what r does,
+// and sends the browser to the login page if it carries none. Every page is
+// a read (auth.GrantRead); every POST but logout and the display
+// preferences is an action (auth.GrantOperate): a read-only token sees
+// every page and gets 403 for an action.
 func (d *dashboard) loggedIn(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !d.Auth.Valid(r) {
+		cr, ok := d.Auth.Identify(r)
+		if !ok {
 			http.Redirect(w, r, "/ui/login", http.StatusSeeOther)
 			return
 		}
-		next.ServeHTTP(w, r)
+		need := auth.GrantRead
+		if r.Method == http.MethodPost && r.URL.Path != "/ui/logout" && r.URL.Path != "/ui/prefs" {
+			need = auth.GrantOperate
+		}
+		if !cr.Role.Can(need) {
+			d.Log.Warn("dashboard: refused to the token's role", "token", cr.Name, "role", cr.Role, "method", r.Method, "path", r.URL.Path)
+			d.fail(w, r, http.StatusForbidden, "The token "+cr.Name+" ("+string(cr.Role)+") may not do this.")
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(auth.WithCredential(r.Context(), cr)))
 	})
 }
 
@@ -47,13 +62,15 @@ func (d *dashboard) login(w http.ResponseWriter, r *http.Request) {
 		d.fail(w, r, http.StatusBadRequest, "Unreadable form: "+err.Error())
 		return
 	}
-	if !d.Auth.Token(r.PostForm.Get("token")) {
+	cr, ok := d.Auth.Lookup(r.PostForm.Get("token"))
+	if !ok || !cr.Role.Can(auth.GrantRead) {
+		// A completion token reads nothing: it is no dashboard login.
 		d.Log.Warn("dashboard: wrong token at login", "remote", r.RemoteAddr)
 		d.render(w, r, http.StatusUnauthorized, "login", "Log in", loginData{Wrong: true})
 		return
 	}
 	if !d.Auth.Open() {
-		d.Auth.SetSession(w, r)
+		d.Auth.SetSessionAs(w, r, cr)
 	}
 	http.Redirect(w, r, "/ui/", http.StatusSeeOther)
 }

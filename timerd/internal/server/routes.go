@@ -10,7 +10,6 @@ import (
 
 	"github.com/go-timingwheel/timingwheel/timerd/internal/api"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/apierror"
-	"github.com/go-timingwheel/timingwheel/timerd/internal/auth"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/dashboard"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/limit"
 )
@@ -35,9 +34,12 @@ var (
 // all inside the request metrics, which label by the pattern that matched,
 // the innermost one (the API's own mux sets r.Pattern again).
 func (s *Server) routes(reg *prometheus.Registry) (http.Handler, error) {
-	checker := auth.New(s.cfg.Token)
-	cfg := api.Config{Queue: s.queue, Schedules: s.schedules, CheckCallback: s.guard.CheckURL, MaxBody: s.cfg.MaxBody, Flow: s.flow, Log: s.log,
-		Streams: s.backend.streams != nil}
+	checker, err := s.checker()
+	if err != nil {
+		return nil, err
+	}
+	cfg := api.Config{VerifyCompletion: s.completionKeys().Verify, Queue: s.queue, Schedules: s.schedules, CheckCallback: s.guard.CheckURL, MaxBody: s.cfg.MaxBody, Flow: s.flow, Log: s.log,
+		Streams: s.backend.streams != nil, CheckStream: s.checkStream}
 	// Every store of timerd's has this read of its own (durable.Store has not).
 	if st, ok := s.queue.Store().(interface {
 		Payload(ctx context.Context, key string) ([]byte, error)

@@ -66,7 +66,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	}()
 	workersErr := make(chan error, 1)
 	if s.cfg.Workers {
-		h := workerHandler(s.guard, s.cfg.CallbackTimeout, s.backend.streams, s.cfg.Streams.MaxLen)
+		h := mintCompletion(fenceStreams(workerHandler(s.guard, s.cfg.CallbackTimeout, s.backend.streams, s.cfg.Streams.MaxLen), s.checkStream), s.completionKeys())
 		go func() {
 			err := s.queue.Run(stop, h)
 			if err != nil {

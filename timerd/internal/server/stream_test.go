@@ -38,6 +38,7 @@ func testStreamHandOff(t *testing.T, cfg config.Config) {
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr(t)})
 	defer rdb.Close()
 	stream, group := "timerd-test-stream:"+cfg.Namespace, "billing"
+	cfg.Streams.Allow = []string{"timerd-test-stream:*"}
 	require.NoError(t, rdb.XGroupCreateMkStream(ctx, stream, group, "$").Err())
 	defer rdb.Del(ctx, stream)
 

@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// apiCommand is one command that calls the API: its name (group and
+// subcommand), what follows the name in its usage line, what it does, its
+// own flags and how many arguments it takes (-1: runAPI checks).
+type apiCommand struct {
+	name, args, what string
+	flags            []string
+	nargs            int
+}
+
+// apiCommands are the API commands, in the order the usage lists them.
+var apiCommands = []apiCommand{
+	{"tasks get", "KEY", "a task, as GET /v1/tasks/{key}", nil, 1},
+	{"tasks cancel", "KEY", "cancel it, as DELETE /v1/tasks/{key}", nil, 1},
+	{"tasks list", "-state S [-limit N] [-cursor C]", "one page of a state (scheduled, retrying, in_flight, dead, done, cancelled)", []string{"state", "limit", "cursor"}, 0},
+	{"dead requeue", "KEY | -all", "requeue one dead task, or every dead task page by page", []string{"all"}, -1},
+	{"schedules list", "", "the periodic schedules", nil, 0},
+}
+
+// commonFlags are the flags every API command takes.
+var commonFlags = []string{"server", "token-file"}
+
+// flagDocs describe the flags, as "-name ARG" and what it is.
+var flagDocs = map[string][2]string{
+	"server":     {"-server URL", "timerd's address (TIMERD_SERVER, default http://127.0.0.1:8080)"},
+	"token-file": {"-token-file F", "file whose first line is the token (TIMERD_TOKEN_FILE; else TIMERD_TOKEN)"},
+	"state":      {"-state S", "the state to list (required)"},
+	"limit":      {"-limit N", "tasks a page (default: the API's)"},
+	"cursor":     {"-cursor C", "the next_cursor of the page before"},
+	"all":        {"-all", "every dead task, instead of KEY"},
+	"listen":     {"-listen ADDR", "host:port to listen on (default 127.0.0.1:9000)"},
+}
+
+const receiverLine = "receiver [-listen ADDR]"
+
+const exitCodes = "Exit codes: 0 done, 1 the request failed (the API's status and code are printed), 2 bad usage.\n"
+
+// usageText is printed for a bad command line: every command.
+var usageText = func() string {
+	var b strings.Builder
+	b.WriteString("usage: timerd COMMAND [flags] [args]\n\n")
+	for _, c := range apiCommands {
+		line(&b, c.name+" "+c.args, c.what)
+	}
+	line(&b, receiverLine, "a callback receiver for trying timerd: prints each request, answers 200")
+	b.WriteString("\nFlags of the API commands (before, between or after the arguments):\n")
+	flags(&b, commonFlags)
+	b.WriteString("\ntimerd COMMAND -h shows one command's flags.\n" + exitCodes)
+	return b.String()
+}()
+
+// line writes one command's usage line, its description beside it or, for
+// a long one, under it.
+func line(b *strings.Builder, usage, what string) {
+	usage = "  timerd " + strings.TrimSpace(usage)
+	if len(usage) > 38 {
+		fmt.Fprintf(b, "%s\n%39s%s\n", usage, "", what)
+		return
+	}
+	fmt.Fprintf(b, "%-39s%s\n", usage, what)
+}
+
+func flags(b *strings.Builder, names []string) {
+	for _, n := range names {
+		d := flagDocs[n]
+		fmt.Fprintf(b, "  %-16s %s\n", d[0], d[1])
+	}
+}
+
+// Help writes the usage of what names (a command's words, as in
+// "timerd help tasks list") to w: one command with its own flags and the
+// common ones, or a group's commands, or, for nothing it knows, every
+// command. It reports whether it knew what.
+func Help(w io.Writer, what ...string) bool {
+	name := strings.Join(what, " ")
+	var b strings.Builder
+	if name == "receiver" {
+		b.WriteString("usage: timerd " + receiverLine + "\n\n  a callback receiver for trying timerd: prints each request, answers 200\n\n")
+		flags(&b, []string{"listen"})
+		_, _ = io.WriteString(w, b.String())
+		return true
+	}
+	for _, c := range apiCommands {
+		if c.name == name {
+			fmt.Fprintf(&b, "usage: timerd %s %s\n\n  %s\n\n", c.name, c.args, c.what)
+			flags(&b, append(append([]string(nil), c.flags...), commonFlags...))
+			b.WriteString("\n" + exitCodes)
+			_, _ = io.WriteString(w, b.String())
+			return true
+		}
+	}
+	var group []apiCommand
+	for _, c := range apiCommands {
+		if g, _, _ := strings.Cut(c.name, " "); g == name {
+			group = append(group, c)
+		}
+	}
+	if len(group) == 0 {
+		_, _ = io.WriteString(w, usageText)
+		return false
+	}
+	fmt.Fprintf(&b, "usage: timerd %s SUBCOMMAND [flags] [args]\n\n", name)
+	for _, c := range group {
+		line(&b, c.name+" "+c.args, c.what)
+	}
+	b.WriteString("\nFlags of every one:\n")
+	flags(&b, commonFlags)
+	fmt.Fprintf(&b, "\ntimerd %s SUBCOMMAND -h shows its own flags.\n", name)
+	_, _ = io.WriteString(w, b.String())
+	return true
+}
+
+// isHelp reports whether arg asks for help.
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "-help" || arg == "--help" || arg == "help"
+}
