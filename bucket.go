@@ -47,8 +47,8 @@ type bucket struct {
 	// last is full; the last is empty only when the bucket is.
 	blocks [][]*Timer
 	taken  uint32 // as Timer.slot: a bucket holds fewer than 2^32 timers
-	// vacant is b's position in its shard's vacant list plus one, 0 when b
-	// is not vacant.
+	// vacant is b's index in its shard's vacant list plus one, 0 when b is
+	// not vacant (see vacantList).
 	vacant     int32
 	expiration int64 // in ticks since the wheel started, or noExpiration
 	shard      *shard
@@ -279,18 +279,21 @@ func (b *bucket) retire() {
 	// set for, or a caller's advance, to take and release, unless a timer
 	// lands in it first. If b becomes the head after this look, the queue
 	// asks the shard (see dropVacant), which then holds b vacant.
-	if len(s.vacant) == 1 && !s.vacantFit(2) && w.queue.Early() {
-		// The one vacant bucket an early queue's shard may keep beyond the
-		// bound (vacantFit) is the latest emptied: a timer armed and
-		// stopped in turn lands in b's slot now, no longer in the older one.
-		s.vacant[0].withdraw()
+	if w.queue.Early() {
+		// Where the shard may keep no more vacant buckets (vacantFit), the
+		// oldest go, not b: timers armed and stopped in turn land in b's
+		// slot now, no longer in the older ones, and would otherwise pay
+		// a withdrawal and an Offer each. At most two go (each takes one
+		// from the vacant and one from the buckets).
+		for s.vacant.n > 0 && !s.vacantFit(s.vacant.n+1) {
+			s.vacant.oldest().withdraw()
+		}
 	}
-	if !s.vacantFit(len(s.vacant)+1) || !w.queue.Early() && w.startOf(b.expiration) <= w.queue.Next() {
+	if !s.vacantFit(s.vacant.n+1) || !w.queue.Early() && w.startOf(b.expiration) <= w.queue.Next() {
 		b.withdraw()
 		return
 	}
-	s.vacant = append(s.vacant, b)
-	b.vacant = int32(len(s.vacant))
+	s.vacant.push(b)
 }
 
 // vacantCap bounds the array a vacant bucket keeps for the timer that may
@@ -310,23 +313,7 @@ func (b *bucket) withdraw() {
 
 // unlistVacant takes b out of its shard's vacant list, if it is there.
 // Callers hold the shard's mu.
-func (s *shard) unlistVacant(b *bucket) {
-	i := int(b.vacant) - 1
-	if i < 0 {
-		return
-	}
-	last := len(s.vacant) - 1
-	if i != last {
-		moved := s.vacant[last]
-		s.vacant[i], moved.vacant = moved, int32(i+1)
-	}
-	s.vacant[last] = nil
-	s.vacant = s.vacant[:last]
-	b.vacant = 0
-	if c := cap(s.vacant); c > 64 && len(s.vacant) < c/4 {
-		s.vacant = append(make([]*bucket, 0, 2*len(s.vacant)), s.vacant...)
-	}
-}
+func (s *shard) unlistVacant(b *bucket) { s.vacant.remove(b) }
 
 // reset readies an emptied bucket for its next rotation.
 func (b *bucket) reset() {

@@ -105,8 +105,8 @@ func (s *shard) bucketAt(l int, index int64) *bucket {
 // keptTable pages), not by the timers once pending.
 func (s *shard) release(b *bucket) {
 	s.drop(b)
-	for !s.vacantFit(len(s.vacant)) {
-		a := s.vacant[len(s.vacant)-1]
+	for !s.vacantFit(s.vacant.n) {
+		a := s.vacant.oldest()
 		s.wheel.queue.Remove(a) // nothing to do for one the queue dropped
 		a.expiration = noExpiration
 		s.drop(a)

@@ -70,7 +70,7 @@ type shard struct {
 	// holds at most one bucket, vacant, on the System clock and none on
 	// another clock.
 	buckets int
-	vacant  []*bucket
+	vacant  vacantList
 
 	// Keeps the hot fields of neighbouring shards off each other's cache
 	// lines.
@@ -338,15 +338,13 @@ func (s *shard) stop() {
 			}
 		}
 	}
-	for _, b := range s.vacant {
-		b.vacant = 0 // a ring under way may still take it from the queue
-	}
+	s.vacant.clearAll() // a ring under way may still take one from the queue
 	for _, ct := range s.owed {
 		ct.owed = 0
 	}
 	s.owed = nil
 	s.levels, s.free, s.freeBlocks, s.freePage = nil, nil, nil, nil
-	s.buckets, s.vacant = 0, nil
+	s.buckets = 0
 }
 
 // lockAll locks every shard, in index order.

@@ -50,9 +50,9 @@ func vacantCount(t *testing.T, tw *TimingWheel) int {
 	n := 0
 	for i := range tw.shards {
 		s := &tw.shards[i]
-		require.True(t, s.vacantFit(len(s.vacant)),
-			"shard %d: %d vacant buckets of %d", i, len(s.vacant), s.buckets)
-		n += len(s.vacant)
+		require.True(t, s.vacantFit(s.vacant.n),
+			"shard %d: %d vacant buckets of %d", i, s.vacant.n, s.buckets)
+		n += s.vacant.n
 	}
 	return n
 }

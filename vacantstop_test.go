@@ -25,3 +25,30 @@ func TestStopWithAVacantBucketQueued(t *testing.T) {
 	require.True(t, ok)
 	tw.Stop()
 }
+
+// TestFullVacantListGivesUpTheOldest: where a shard on the System clock may
+// keep no more vacant buckets, the one a Stop empties now stays vacant and
+// the oldest is withdrawn: timers land in the newest slot, and withdrawing
+// it instead cost every later arming an Offer and every Stop a Remove.
+func TestFullVacantListGivesUpTheOldest(t *testing.T) {
+	tw, err := newManual(time.Millisecond, 64) // the System clock: an early alarm
+	require.NoError(t, err)
+	defer tw.Stop()
+	oneShard(tw)
+	for i := range 4 { // four far buckets: four vacant ones may be kept beside them
+		defer tw.AfterFunc(time.Duration(i+1)*time.Hour, noop).Stop()
+	}
+	var emptied []*bucket
+	for i := range 5 {
+		tm := tw.AfterFunc(time.Duration(i+1)*100*time.Millisecond, noop)
+		emptied = append(emptied, tm.entry().bucket)
+		require.True(t, tm.Stop())
+	}
+	require.NotSame(t, emptied[0], emptied[4])
+	require.Equal(t, 4, vacantCount(t, tw))
+	s := &tw.shards[0]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	require.NotZero(t, emptied[4].vacant, "the bucket emptied last was withdrawn")
+	require.Zero(t, emptied[0].vacant, "the oldest vacant bucket was kept over the newest")
+}
