@@ -34,7 +34,7 @@ func (s *Store) reschedule(ctx context.Context, key string, at time.Time) (durab
 		WHERE namespace = $1 AND key = $2 AND place = 'due'
 		RETURNING at),`+addNotify+`, (SELECT place FROM cur)`, s.namespace, key, timeCeil(at)).Scan(&due, &notified, &place)
 	if err != nil {
-		return 0, fmt.Errorf("pgwheel: reschedule %q: %w", key, err)
+		return 0, schemaMissing(fmt.Errorf("pgwheel: reschedule %q: %w", key, err))
 	}
 	switch {
 	case due >= 0:
