@@ -85,7 +85,10 @@
 // closes; a reader that stays open across many commits holds the WAL back
 // from restarting, which this store's short read transactions never do.
 // The files are path, path-wal and path-shm: copy them together, or back
-// up with VACUUM INTO.
+// up with VACUUM INTO. A file Open creates has mode 0600 (its -wal and -shm
+// take the same): tasks hold callback headers, receivers' credentials. An
+// existing file keeps its mode. A fourth file, path-lock, holds the
+// process's lock (see Limits).
 //
 // # Retention
 //
@@ -105,10 +108,15 @@
 //
 // # Limits
 //
-// One process per file: the Queue's wake-ups are in-process, and another
-// process's Adds are seen at the next poll (durable.Options.PollInterval);
-// two processes on one file work but contend for its one write lock
-// (Options.BusyTimeout). For many processes use pgwheel or rediswheel. The
+// One process per file, enforced: while a process has the file open (a
+// Store, Migrate, FileSchemaVersion), another's Open, Migrate and
+// FileSchemaVersion fail at once with ErrInUse; the kernel drops the lock
+// when the process ends, killed included. Within the process, Stores of
+// several namespaces share the file. Two processes could share it, but
+// each would wait for the other's write lock and fail writes with
+// SQLITE_BUSY past Options.BusyTimeout, and neither would be woken by the
+// other's Adds. For many processes use pgwheel or rediswheel. On a system
+// without flock (not Unix) nothing is enforced. The
 // file must be on a local disk (SQLite's locks and WAL need shared memory,
 // which network file systems do not give). Partitions is 1: one writer at a
 // time, whatever the number of workers.

@@ -66,10 +66,11 @@ var SchemaVersion = len(allMigrations())
 // with ErrSchemaTooNew: an older binary must not run against tables it
 // does not know. Call it with no Store open on the file.
 func Migrate(ctx context.Context, path string, opts Options) error {
-	w, err := openWriter(path, opts.BusyTimeout)
+	w, release, err := openWriter(path, opts.BusyTimeout)
 	if err != nil {
 		return err
 	}
+	defer release()
 	defer w.Close()
 	v, err := prepareSchema(ctx, w, false)
 	if err != nil {
@@ -85,10 +86,11 @@ func Migrate(ctx context.Context, path string, opts Options) error {
 // when Migrate never ran on it (or the file is new: it is then created,
 // empty).
 func FileSchemaVersion(ctx context.Context, path string) (int, error) {
-	w, err := openWriter(path, 0)
+	w, release, err := openWriter(path, 0)
 	if err != nil {
 		return 0, err
 	}
+	defer release()
 	defer w.Close()
 	var v int
 	err = w.QueryRowContext(ctx, schemaVersionSQL).Scan(&v)

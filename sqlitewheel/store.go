@@ -54,6 +54,7 @@ const readConns = 4
 type Store struct {
 	w, r      *sql.DB
 	namespace string
+	release   func() // the process's lock of the file (files.go)
 }
 
 var _ durable.Store = (*Store)(nil)
@@ -66,7 +67,10 @@ var _ durable.Store = (*Store)(nil)
 // must already be at SchemaVersion: an older one is refused with
 // ErrSchemaTooOld (call Migrate: a schema change is never made silently to
 // a file holding tasks), a newer one with ErrSchemaTooNew. A bad path or
-// option is ErrOptions. Close releases the file.
+// option is ErrOptions. A file another process has open is refused with
+// ErrInUse (one process per file: see files.go). A file Open creates is
+// readable by its owner only (mode 0600, as its -wal and -shm files).
+// Close releases the file.
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.Namespace == "" {
 		opts.Namespace = DefaultNamespace
@@ -74,7 +78,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if len(opts.Namespace) > MaxNamespaceLen {
 		return nil, fmt.Errorf("%w: namespace of %d bytes (at most %d)", ErrOptions, len(opts.Namespace), MaxNamespaceLen)
 	}
-	w, err := openWriter(path, opts.BusyTimeout)
+	w, release, err := openWriter(path, opts.BusyTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -84,27 +88,47 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	if err != nil {
 		w.Close()
+		release()
 		return nil, err
 	}
 	r, err := sql.Open("sqlite", dsn(path, opts.BusyTimeout, "_pragma=query_only(1)"))
 	if err != nil {
 		w.Close()
+		release()
 		return nil, fmt.Errorf("sqlitewheel: open %s: %w", path, err)
 	}
 	r.SetMaxOpenConns(readConns)
 	r.SetMaxIdleConns(readConns)
-	return &Store{w: w, r: r, namespace: opts.Namespace}, nil
+	return &Store{w: w, r: r, namespace: opts.Namespace, release: release}, nil
 }
 
-// openWriter opens the single-connection write pool of path, and checks
-// that it opens: a path SQLite cannot open fails here, not at the first
-// operation.
-func openWriter(path string, busy time.Duration) (*sql.DB, error) {
+// openWriter takes the process's lock of the file at path (ErrInUse when
+// another process has it), creates the file private if absent, and opens its
+// single-connection write pool, checking that it opens: a path SQLite
+// cannot open fails here, not at the first operation. release gives the
+// lock back; call it after closing w.
+func openWriter(path string, busy time.Duration) (w *sql.DB, release func(), err error) {
 	if err := checkPath(path); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if busy < 0 {
-		return nil, fmt.Errorf("%w: BusyTimeout %v", ErrOptions, busy)
+		return nil, nil, fmt.Errorf("%w: BusyTimeout %v", ErrOptions, busy)
+	}
+	if release, err = lockFile(path); err != nil {
+		return nil, nil, err
+	}
+	if w, err = openPool(path, busy); err != nil {
+		release()
+		return nil, nil, err
+	}
+	return w, release, nil
+}
+
+// openPool creates the file at path if absent (createPrivate) and opens its
+// single-connection write pool.
+func openPool(path string, busy time.Duration) (*sql.DB, error) {
+	if err := createPrivate(path); err != nil {
+		return nil, err
 	}
 	// WAL and synchronous=FULL: a commit is on disk (the WAL fsynced) when
 	// it returns, so it survives a kill -9 of the process and a power loss.
@@ -150,7 +174,9 @@ func dsn(path string, busy time.Duration, params ...string) string {
 // Close closes the store's connections; the last one to close checkpoints
 // the WAL into the database file. Operations after Close fail.
 func (s *Store) Close() error {
-	return errors.Join(s.r.Close(), s.w.Close())
+	err := errors.Join(s.r.Close(), s.w.Close())
+	s.release()
+	return err
 }
 
 // Namespace returns the store's namespace.
