@@ -44,7 +44,9 @@
 // transaction under an advisory lock, each recorded in pgwheel_schema
 // (version, applied). Version 1 (migrations/0001_init.sql documents every
 // column; version 2, 0002_results_and_state_counts.sql, adds each delivery's
-// result to pgwheel_delivery and two partial indexes for Stats):
+// result to pgwheel_delivery and two partial indexes; version 3,
+// 0003_vacuum.sql, the tables' autovacuum parameters (see "Vacuum and
+// retention"); version 4, 0004_counts.sql, the counts Stats reads):
 //
 //	table             key                      holds
 //	pgwheel_task      (namespace, key)         every task in any state: payload, policy, attempts,
@@ -55,6 +57,10 @@
 //	pgwheel_result    (namespace, key)         how a retained task finished: done or cancelled, and when
 //	pgwheel_queue     namespace                paused namespaces
 //	pgwheel_periodic  (namespace, name)        periodic schedules' positions (Periodic)
+//	pgwheel_count     (namespace, kind)        task counts per place, retrying and cancelled, as of
+//	                                           the last fold
+//	pgwheel_count_delta namespace              the changes to those counts since, one row per
+//	                                           statement and kind, appended by triggers
 //	sequence pgwheel_token                     fencing tokens, never reused
 //	function pgwheel_clock()                   the database clock, rounded down and up to the ms
 //
@@ -118,8 +124,12 @@
 // lease, a search for the next due time unless it leased its whole limit,
 // COMMIT; Settle of done tasks without retention is one pipeline (one
 // statement per task and a trim, one implicit transaction), any other
-// Settle BEGIN, two pipelines, COMMIT. Stats reads the namespace's part of
-// the index, so it grows with the number of tasks.
+// Settle BEGIN, two pipelines, COMMIT. Stats is one statement reading the
+// namespace's counts (a few rows: TestStatsReadsBoundedPages) and the index
+// range of the tasks due now, so it grows with the tasks overdue, not with
+// the backlog. Every statement that changes tasks also appends its changes
+// to the counts (statement-level triggers: one row per kind it changed,
+// no lock on a row any other writer needs), and one in 32 folds them.
 //
 // # Wake-ups
 //

@@ -23,20 +23,21 @@ import (
 //
 // One round of one variant:
 //
-//  1. Setup: the table's parameters set for the variant, a VACUUM ANALYZE (the only manual one:
-//     every variant starts from a clean table), then Backlog tasks added, due in a day.
-//  2. Before: the claim cost (see ChurnCost) on the namespace with its backlog.
-//  3. Churn: a durable.Queue's worker (Concurrency slots) runs Churn tasks added already due,
+//  1. Setup: the table's parameters set for the variant, and a VACUUM ANALYZE (the only manual
+//     one: every variant starts from a clean table).
+//  2. Emptied: Empty tasks pushed through a fresh namespace, the table's only one, then
+//     ANALYZE, as autoanalyze would; the settle of 32 done tasks timed before the burst
+//     (fresh), right after the ANALYZE, and every second for Window, until within 2× of fresh.
+//  3. Before: Backlog tasks added, due in a day, in another namespace; the claim cost (see
+//     ChurnCost) on it.
+//  4. Churn: a durable.Queue's worker (Concurrency slots) runs Churn tasks added already due,
 //     until every one has run and been settled.
-//  4. Window: for Window after the churn, with the worker still running, a probe task due 200 ms
+//  5. Window: for Window after the churn, with the worker still running, a probe task due 200 ms
 //     after its add every ProbeEvery (its lateness is its handler's start minus that due time),
 //     and the claim cost read every second. Recovered is the time from the churn's end until the
 //     claim scan's buffers were within 2× of before.
-//  5. Emptied: Empty tasks pushed through a fresh namespace, then ANALYZE, as autoanalyze would;
-//     the settle of 32 done tasks timed before the burst (fresh), right after the ANALYZE, and
-//     every second for Window, until within 2× of fresh.
 //
-// The backlog and every namespace are deleted at the end of the round.
+// Both namespaces are deleted at the end of the round.
 
 // ChurnConfig describes a churn measurement.
 type ChurnConfig struct {
@@ -175,6 +176,10 @@ func churnRound(ctx context.Context, cfg ChurnConfig, pool *pgxpool.Pool, varian
 		if _, err := pool.Exec(ctx, `VACUUM ANALYZE pgwheel_task`); err != nil {
 			return err
 		}
+		cfg.Progress(fmt.Sprintf("%s: emptying %d", ns, cfg.Empty))
+		if err := emptied(ctx, cfg, pool, ns+"-empty", &r); err != nil {
+			return err
+		}
 		st, err := pgwheel.New(pool, ns)
 		if err != nil {
 			return err
@@ -199,8 +204,7 @@ func churnRound(ctx context.Context, cfg ChurnConfig, pool *pgxpool.Pool, varian
 			return err
 		}
 		r.Autovacuums = vacuums1 - vacuums0
-		cfg.Progress(fmt.Sprintf("%s: emptying %d", ns, cfg.Empty))
-		return emptied(ctx, cfg, pool, ns+"-empty", &r)
+		return nil
 	}()
 	if err != nil {
 		r.Err = err.Error()
@@ -276,7 +280,7 @@ func autovacuums(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 	return n, err
 }
 
-// churnAndProbe runs the churn and the window (steps 3 and 4) with one worker.
+// churnAndProbe runs the churn and the window (steps 4 and 5) with one worker.
 func churnAndProbe(ctx context.Context, cfg ChurnConfig, pool *pgxpool.Pool, st *pgwheel.Store, r *ChurnResult) error {
 	q, err := durable.New(st, durable.Options{Concurrency: cfg.Concurrency})
 	if err != nil {
@@ -422,7 +426,7 @@ func churnAndProbe(ctx context.Context, cfg ChurnConfig, pool *pgxpool.Pool, st 
 	return nil
 }
 
-// emptied runs step 5 on namespace ns.
+// emptied runs step 2 on namespace ns.
 func emptied(ctx context.Context, cfg ChurnConfig, pool *pgxpool.Pool, ns string, r *ChurnResult) error {
 	st, err := pgwheel.New(pool, ns)
 	if err != nil {
