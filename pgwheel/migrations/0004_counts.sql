@@ -42,10 +42,13 @@ ALTER TABLE pgwheel_count_delta SET (
 
 -- pgwheel_count_fold folds namespace ns's deltas into pgwheel_count, unless
 -- another transaction is folding ns (then it returns at once: that one or a
--- later one folds).
+-- later one folds) or the transaction is not READ COMMITTED: at REPEATABLE
+-- READ a fold that committed after the snapshot would make this one's
+-- DELETE fail the caller's transaction with a serialization error.
 CREATE FUNCTION pgwheel_count_fold(ns text) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-	IF NOT pg_try_advisory_xact_lock(1885960038, hashtext(ns)) THEN
+	IF current_setting('transaction_isolation') <> 'read committed'
+		OR NOT pg_try_advisory_xact_lock(1885960038, hashtext(ns)) THEN
 		RETURN;
 	END IF;
 	WITH d AS (DELETE FROM pgwheel_count_delta WHERE namespace = ns RETURNING kind, n)
