@@ -44,9 +44,10 @@
 // transaction under an advisory lock, each recorded in pgwheel_schema
 // (version, applied). Version 1 (migrations/0001_init.sql documents every
 // column; version 2, 0002_results_and_state_counts.sql, adds each delivery's
-// result to pgwheel_delivery and two partial indexes; version 3,
-// 0003_vacuum.sql, the tables' autovacuum parameters (see "Vacuum and
-// retention"); version 4, 0004_counts.sql, the counts Stats reads):
+// result to pgwheel_delivery, and two partial indexes that version 4 drops;
+// version 3, 0003_vacuum.sql, the tables' autovacuum parameters (see
+// "Vacuum and retention"); version 4, 0004_counts.sql, the counts Stats
+// reads):
 //
 //	table             key                      holds
 //	pgwheel_task      (namespace, key)         every task in any state: payload, policy, attempts,

@@ -147,6 +147,11 @@ CREATE TRIGGER pgwheel_count_update AFTER UPDATE ON pgwheel_result
 CREATE TRIGGER pgwheel_count_delete AFTER DELETE ON pgwheel_result
 	REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION pgwheel_count_result();
 
+-- Stats counted the retrying and the cancelled tasks by these partial
+-- indexes (migration 2); it reads the counts now, and nothing else uses them.
+DROP INDEX pgwheel_task_retrying;
+DROP INDEX pgwheel_result_cancelled;
+
 -- The counts of the tasks stored before this version (the triggers' lock
 -- on the tables keeps writers out until this commits).
 INSERT INTO pgwheel_count (namespace, kind, n)
