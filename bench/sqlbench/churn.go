@@ -27,7 +27,8 @@ import (
 //     one: every variant starts from a clean table).
 //  2. Emptied: Empty tasks pushed through a fresh namespace, the table's only one, then
 //     ANALYZE, as autoanalyze would; the settle of 32 done tasks timed before the burst
-//     (fresh), right after the ANALYZE, and every second for Window, until within 2× of fresh.
+//     (fresh), right after the ANALYZE, and every second for Window, until within 2× of fresh;
+//     the claim cost before the burst and right after the ANALYZE.
 //  3. Before: Backlog tasks added, due in a day, in another namespace; the claim cost (see
 //     ChurnCost) on it.
 //  4. Churn: a durable.Queue's worker (Concurrency slots) runs Churn tasks added already due,
@@ -89,6 +90,8 @@ type ChurnResult struct {
 	// Autovacuums of pgwheel_task during the churn and the window.
 	Autovacuums int `json:"autovacuums"`
 	// The emptied namespace: the settle of 32 done tasks.
+	FreshClaim       ChurnCost     `json:"fresh_claim"`   // the claim cost before the burst
+	EmptiedClaim     ChurnCost     `json:"emptied_claim"` // and right after it and the ANALYZE
 	FreshSettle      time.Duration `json:"fresh_settle_ns"`
 	EmptiedSettle    time.Duration `json:"emptied_settle_ns"` // right after the burst and ANALYZE
 	EmptiedRecovered time.Duration `json:"emptied_recovered_ns"`
@@ -439,6 +442,9 @@ func emptied(ctx context.Context, cfg ChurnConfig, pool *pgxpool.Pool, ns string
 	if r.FreshSettle, err = settleCost(ctx, q); err != nil {
 		return err
 	}
+	if r.FreshClaim, err = churnCost(ctx, pool, st); err != nil {
+		return err
+	}
 	var ran atomic.Int64
 	all := make(chan struct{})
 	items := make([]durable.Item, 0, 512)
@@ -487,6 +493,9 @@ func emptied(ctx context.Context, cfg ChurnConfig, pool *pgxpool.Pool, ns string
 		time.Sleep(10 * time.Millisecond)
 	}
 	if _, err := pool.Exec(ctx, `ANALYZE pgwheel_task`); err != nil {
+		return err
+	}
+	if r.EmptiedClaim, err = churnCost(ctx, pool, st); err != nil {
 		return err
 	}
 	if r.EmptiedSettle, err = settleCost(ctx, q); err != nil {

@@ -167,7 +167,8 @@ func TestChurnPostgres(t *testing.T) {
 			t.Errorf("%s: %s", r.Variant, r.Err)
 		case r.Before.Buffers <= 0 || r.After.Buffers <= 0 || r.End.Buffers <= 0:
 			t.Errorf("%s: claim scans touched no buffer: %+v", r.Variant, r)
-		case r.Before.Claim <= 0 || r.FreshSettle <= 0 || r.EmptiedSettle <= 0 || r.ChurnPerSec <= 0:
+		case r.Before.Claim <= 0 || r.FreshSettle <= 0 || r.EmptiedSettle <= 0 || r.ChurnPerSec <= 0 ||
+			r.FreshClaim.Buffers <= 0 || r.EmptiedClaim.Buffers <= 0:
 			t.Errorf("%s: a figure was not measured: %+v", r.Variant, r)
 		case r.Probes < 10 || r.LatenessP50 > r.LatenessP99 || r.LatenessP99 > r.LatenessMax:
 			t.Errorf("%s: implausible probes %+v", r.Variant, r)

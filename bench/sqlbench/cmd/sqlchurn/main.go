@@ -61,17 +61,18 @@ func run() error {
 	fmt.Printf("%d rounds; backlog %d, churn %d, emptied %d; concurrency %d; window %v; %s; GOMAXPROCS %d; took %v\n\n",
 		cfg.Rounds, cfg.Backlog, cfg.Churn, cfg.Empty, cfg.Concurrency, cfg.Window, runtime.Version(),
 		runtime.GOMAXPROCS(0), time.Since(start).Round(time.Second))
-	fmt.Println("| round | variant | churn/s | claim buffers before → after → end | claim ms before → after → end | recovered | autovacuums | probe p50 / p99 / max | early | settle ms fresh → emptied | emptied recovered |")
-	fmt.Println("|---|---|---:|---|---|---:|---:|---|---:|---|---:|")
+	fmt.Println("| round | variant | churn/s | claim buffers before → after → end | claim ms before → after → end | recovered | autovacuums | probe p50 / p99 / max | early | emptied: claim buffers, ms fresh → emptied | settle ms fresh → emptied | recovered |")
+	fmt.Println("|---|---|---:|---|---|---:|---:|---|---:|---|---|---:|")
 	for _, r := range results {
 		if r.Err != "" {
 			fmt.Printf("| %d | %s | FAILED: %s |\n", r.Round, r.Variant, r.Err)
 			continue
 		}
-		fmt.Printf("| %d | %s | %.0f | %d → %d → %d | %s → %s → %s | %s | %d | %s / %s / %s | %d | %s → %s | %s |\n",
+		fmt.Printf("| %d | %s | %.0f | %d → %d → %d | %s → %s → %s | %s | %d | %s / %s / %s | %d | %d → %d, %s → %s | %s → %s | %s |\n",
 			r.Round, r.Variant, r.ChurnPerSec, r.Before.Buffers, r.After.Buffers, r.End.Buffers,
 			ms(r.Before.Claim), ms(r.After.Claim), ms(r.End.Claim), since(r.Recovered), r.Autovacuums,
 			ms(r.LatenessP50), ms(r.LatenessP99), ms(r.LatenessMax), r.Early,
+			r.FreshClaim.Buffers, r.EmptiedClaim.Buffers, ms(r.FreshClaim.Claim), ms(r.EmptiedClaim.Claim),
 			ms(r.FreshSettle), ms(r.EmptiedSettle), since(r.EmptiedRecovered))
 	}
 	fmt.Println()
