@@ -49,9 +49,6 @@ func runChild() int {
 		fmt.Fprintf(os.Stdout, format+"\n", args...) // unbuffered: one write(2) per line
 	}
 	switch os.Getenv(childEnv) {
-	case "hold": // keeps the file open until killed
-		report("open %d", os.Getpid())
-		select {}
 	case "add":
 		// Four goroutines add at once, as a server's handlers would: their
 		// Adds share transactions (durable's group commit).

@@ -85,10 +85,9 @@
 // closes; a reader that stays open across many commits holds the WAL back
 // from restarting, which this store's short read transactions never do.
 // The files are path, path-wal and path-shm: copy them together, or back
-// up with VACUUM INTO. A file Open creates has mode 0600 (its -wal and -shm
-// take the same): tasks hold callback headers, receivers' credentials. An
-// existing file keeps its mode. A fourth file, path-lock, holds the
-// process's lock (see Limits).
+// up with VACUUM INTO. A file Open or Migrate creates has mode 0600 (its
+// -wal and -shm take the same): tasks hold callback headers, receivers'
+// credentials. An existing file keeps its mode.
 //
 // # Retention
 //
@@ -108,15 +107,15 @@
 //
 // # Limits
 //
-// One process per file, enforced: while a process has the file open (a
-// Store, Migrate, FileSchemaVersion), another's Open, Migrate and
-// FileSchemaVersion fail at once with ErrInUse; the kernel drops the lock
-// when the process ends, killed included. Within the process, Stores of
-// several namespaces share the file. Two processes could share it, but
-// each would wait for the other's write lock and fail writes with
-// SQLITE_BUSY past Options.BusyTimeout, and neither would be woken by the
-// other's Adds. For many processes use pgwheel or rediswheel. On a system
-// without flock (not Unix) nothing is enforced. The
+// Made for one process per file; two or more on one host work (an
+// overlapping restart, a tool beside the server): each write waits for the
+// file's write lock as long as its context allows, never failing with
+// SQLITE_BUSY (TestTwoProcessesOnOneFile: see beginWrite), and every claim
+// reads the clock holding the lock, so no task is early or leased twice.
+// But the processes take turns for every write, and a process's idle
+// workers hear of another's Adds only at their next poll
+// (durable.Options.PollInterval): for many processes use pgwheel or
+// rediswheel. The
 // file must be on a local disk (SQLite's locks and WAL need shared memory,
 // which network file systems do not give). Partitions is 1: one writer at a
 // time, whatever the number of workers.

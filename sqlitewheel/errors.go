@@ -9,10 +9,6 @@ var (
 	// ErrOptions reports a bad path or Options field given to Open or
 	// Migrate.
 	ErrOptions = errors.New("sqlitewheel: bad options")
-	// ErrInUse reports a file another process has open: Open, Migrate and
-	// FileSchemaVersion refuse it (one process per file; see the package
-	// doc).
-	ErrInUse = errors.New("sqlitewheel: file is open in another process")
 	// ErrSchemaTooNew reports a file migrated by a newer sqlitewheel than
 	// this one: Open and Migrate refuse to touch it.
 	ErrSchemaTooNew = errors.New("sqlitewheel: file schema is newer than this code")

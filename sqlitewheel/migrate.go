@@ -66,11 +66,10 @@ var SchemaVersion = len(allMigrations())
 // with ErrSchemaTooNew: an older binary must not run against tables it
 // does not know. Call it with no Store open on the file.
 func Migrate(ctx context.Context, path string, opts Options) error {
-	w, release, err := openWriter(path, opts.BusyTimeout)
+	w, err := openWriter(path, opts.BusyTimeout)
 	if err != nil {
 		return err
 	}
-	defer release()
 	defer w.Close()
 	v, err := prepareSchema(ctx, w, false)
 	if err != nil {
@@ -86,11 +85,10 @@ func Migrate(ctx context.Context, path string, opts Options) error {
 // when Migrate never ran on it (or the file is new: it is then created,
 // empty).
 func FileSchemaVersion(ctx context.Context, path string) (int, error) {
-	w, release, err := openWriter(path, 0)
+	w, err := openWriter(path, 0)
 	if err != nil {
 		return 0, err
 	}
-	defer release()
 	defer w.Close()
 	var v int
 	err = w.QueryRowContext(ctx, schemaVersionSQL).Scan(&v)
@@ -115,7 +113,7 @@ func schemaError(v int) error {
 // holds no table at all) or if all is set. It returns the version the file
 // is at afterwards; a newer file is left untouched.
 func prepareSchema(ctx context.Context, w *sql.DB, onlyNew bool) (version int, err error) {
-	tx, err := w.BeginTx(ctx, nil) // IMMEDIATE: two processes migrating at once apply each migration once
+	tx, err := beginWrite(ctx, w) // IMMEDIATE: two processes migrating at once apply each migration once
 	if err != nil {
 		return 0, fmt.Errorf("sqlitewheel: migrate: %w", classify(err))
 	}

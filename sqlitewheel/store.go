@@ -20,10 +20,12 @@ type Options struct {
 	// hold several queues (default "default", at most MaxNamespaceLen
 	// bytes).
 	Namespace string
-	// BusyTimeout is how long a write waits for another connection's write
-	// lock before it fails with SQLITE_BUSY (default 5s). Writes of one Store
-	// never wait on each other (see Store); only another Store or process
-	// on the same file makes them wait.
+	// BusyTimeout is how long SQLite's busy handler waits for another
+	// connection's write lock before the Store tries again (default 5s):
+	// a write waits for as long as its context allows, and never fails
+	// with SQLITE_BUSY (see beginWrite). Writes of one Store never wait on
+	// each other (see Store); only another Store or process on the same
+	// file makes them wait.
 	BusyTimeout time.Duration
 }
 
@@ -54,7 +56,6 @@ const readConns = 4
 type Store struct {
 	w, r      *sql.DB
 	namespace string
-	release   func() // the process's lock of the file (files.go)
 }
 
 var _ durable.Store = (*Store)(nil)
@@ -67,10 +68,9 @@ var _ durable.Store = (*Store)(nil)
 // must already be at SchemaVersion: an older one is refused with
 // ErrSchemaTooOld (call Migrate: a schema change is never made silently to
 // a file holding tasks), a newer one with ErrSchemaTooNew. A bad path or
-// option is ErrOptions. A file another process has open is refused with
-// ErrInUse (one process per file: see files.go). A file Open creates is
-// readable by its owner only (mode 0600, as its -wal and -shm files).
-// Close releases the file.
+// option is ErrOptions. A file Open creates is readable by its owner only
+// (mode 0600, as its -wal and -shm files: see createPrivate). Close releases
+// the file.
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.Namespace == "" {
 		opts.Namespace = DefaultNamespace
@@ -78,7 +78,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if len(opts.Namespace) > MaxNamespaceLen {
 		return nil, fmt.Errorf("%w: namespace of %d bytes (at most %d)", ErrOptions, len(opts.Namespace), MaxNamespaceLen)
 	}
-	w, release, err := openWriter(path, opts.BusyTimeout)
+	w, err := openWriter(path, opts.BusyTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -88,45 +88,28 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	if err != nil {
 		w.Close()
-		release()
 		return nil, err
 	}
 	r, err := sql.Open("sqlite", dsn(path, opts.BusyTimeout, "_pragma=query_only(1)"))
 	if err != nil {
 		w.Close()
-		release()
 		return nil, fmt.Errorf("sqlitewheel: open %s: %w", path, err)
 	}
 	r.SetMaxOpenConns(readConns)
 	r.SetMaxIdleConns(readConns)
-	return &Store{w: w, r: r, namespace: opts.Namespace, release: release}, nil
+	return &Store{w: w, r: r, namespace: opts.Namespace}, nil
 }
 
-// openWriter takes the process's lock of the file at path (ErrInUse when
-// another process has it), creates the file private if absent, and opens its
-// single-connection write pool, checking that it opens: a path SQLite
-// cannot open fails here, not at the first operation. release gives the
-// lock back; call it after closing w.
-func openWriter(path string, busy time.Duration) (w *sql.DB, release func(), err error) {
+// openWriter creates the file at path if absent, private (createPrivate),
+// and opens its single-connection write pool, checking that it opens: a
+// path SQLite cannot open fails here, not at the first operation.
+func openWriter(path string, busy time.Duration) (*sql.DB, error) {
 	if err := checkPath(path); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if busy < 0 {
-		return nil, nil, fmt.Errorf("%w: BusyTimeout %v", ErrOptions, busy)
+		return nil, fmt.Errorf("%w: BusyTimeout %v", ErrOptions, busy)
 	}
-	if release, err = lockFile(path); err != nil {
-		return nil, nil, err
-	}
-	if w, err = openPool(path, busy); err != nil {
-		release()
-		return nil, nil, err
-	}
-	return w, release, nil
-}
-
-// openPool creates the file at path if absent (createPrivate) and opens its
-// single-connection write pool.
-func openPool(path string, busy time.Duration) (*sql.DB, error) {
 	if err := createPrivate(path); err != nil {
 		return nil, err
 	}
@@ -174,9 +157,7 @@ func dsn(path string, busy time.Duration, params ...string) string {
 // Close closes the store's connections; the last one to close checkpoints
 // the WAL into the database file. Operations after Close fail.
 func (s *Store) Close() error {
-	err := errors.Join(s.r.Close(), s.w.Close())
-	s.release()
-	return err
+	return errors.Join(s.r.Close(), s.w.Close())
 }
 
 // Namespace returns the store's namespace.
@@ -216,7 +197,7 @@ func (c clock) after(ms int64) int64 {
 // taken, so no other write of the file comes between the reading and the
 // commit: "now" is the same for every row f touches.
 func (s *Store) write(ctx context.Context, f func(tx *sql.Tx, c clock) error) error {
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := beginWrite(ctx, s.w)
 	if err != nil {
 		return classify(err)
 	}
