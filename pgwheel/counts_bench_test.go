@@ -14,7 +14,8 @@ import (
 // and without them (disabled for the sub-benchmark), alternated by
 // -count: single adds from 16 goroutines at once (each its own statement and
 // transaction, as concurrent writers that a single counter row per namespace
-// would serialise) and batches of 100. -count repeats each sub-benchmark in
+// would serialise), batches of 100, and whole lives of 64 tasks at a time
+// (add, claim, settle done). -count repeats each sub-benchmark in
 // a row: alternate by running it -count 1 several times. The figures are
 // in docs/design/pg-counts.md.
 //
@@ -80,6 +81,40 @@ func BenchmarkAddCounts(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(100*b.N)/b.Elapsed().Seconds(), "adds/s")
+		})
+	}
+	// A task's whole life in batches of 64: added due, claimed, settled done.
+	for _, counts := range []bool{true, false} {
+		name := "counts"
+		if !counts {
+			name = "no-counts"
+		}
+		b.Run("cycle64/"+name, func(b *testing.B) {
+			triggers(b, counts)
+			s := newStore(b)
+			p := hourLease
+			p.Limit = 64
+			for i := range b.N {
+				tasks := make([]NewTask, 64)
+				for j := range tasks {
+					tasks[j] = NewTask{Key: strconv.Itoa(i) + "-" + strconv.Itoa(j)}
+				}
+				if _, err := s.add(ctx, tasks...); err != nil {
+					b.Fatal(err)
+				}
+				c, err := s.claim(ctx, p)
+				if err != nil || len(c.Tasks) != 64 {
+					b.Fatalf("claim: %d tasks, %v", len(c.Tasks), err)
+				}
+				ss := make([]settlement, len(c.Tasks))
+				for j, ct := range c.Tasks {
+					ss[j] = settlement{Key: ct.Key, Token: ct.Token, Outcome: durable.OutcomeDone}
+				}
+				if _, err := s.settle(ctx, settleParams{MaxAttempts: 3, HistoryLen: 10, DeadCap: 100}, ss); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(64*b.N)/b.Elapsed().Seconds(), "tasks/s")
 		})
 	}
 }

@@ -69,8 +69,8 @@
 // forgetting a task is one DELETE. One secondary index,
 // pgwheel_task_place_at (namespace, place, at, key), serves claims (due
 // rows by time), reaps (expired leases), the dead and retention trims
-// (oldest first), List's keyset pages and Stats; pgwheel_delivery_task
-// serves the log's reads and trims.
+// (oldest first), List's keyset pages and Stats' count of the tasks due
+// now; pgwheel_delivery_task serves the log's reads and trims.
 //
 // A task's place is where rediswheel keeps it (its sorted set), and at is
 // that set's score:
@@ -150,10 +150,25 @@
 //
 // Every move of a task is an UPDATE, and every finished task a DELETE
 // (without retention) or an UPDATE then a later DELETE (with it), so the
-// task table churns like any queue table: autovacuum must keep up, and a
-// long-running transaction anywhere in the database holds back the
-// cleanup of every dead row version, which slows claims (they walk dead
-// index entries). Retention bounds the table: finished tasks are kept
+// task table churns like any queue table. A lease or a retry changes place
+// and at, which pgwheel_task_place_at holds, so no such UPDATE is HOT: each
+// leaves a dead entry in every index, and the claims' scans of the due and
+// lease ranges step over the dead entries at their heads until a vacuum
+// removes them (150,000 tasks pushed through beside a backlog of 500,000:
+// the claim's scan read 4 pages before, 2,000–2,800 after, its round trip
+// 3–10× longer; docs/design/pg-churn.md).
+//
+// Migration 3 sets the tables' autovacuum parameters so that autovacuum
+// takes them at its next round once 1,000 rows died (or 10,000 were
+// inserted), whatever their size, where the server's defaults wait for
+// 20% of the table (200,000 dead rows under a backlog of a million, hours
+// at a low rate). Autovacuum's round is server-wide, autovacuum_naptime (1
+// min by default): dead entries pile up for up to one round, so a server
+// running queues at thousands of tasks per second should lower it (10 s
+// is usual for queue tables). No fillfactor: the updates of the hot path
+// are not HOT whatever room a page has. No setting helps a long-running
+// transaction anywhere in the database: it holds back the cleanup of every
+// dead row version from its start. Retention bounds the table: finished tasks are kept
 // until their retention ends and forgotten by the next Settle or Cancel
 // (at most 16 plus what the call retained), the oldest first past
 // MaxRetained; dead tasks past DeadCap are forgotten oldest first.

@@ -110,26 +110,18 @@ BEGIN
 	RETURN NULL;
 END $$;
 
--- pgwheel_count_result appends the changes of one statement on
--- pgwheel_result to the count of cancelled tasks; pgwheel_count_task's folds
--- fold them.
+-- pgwheel_count_result appends a change to the count of cancelled tasks,
+-- for one row of pgwheel_result (pgwheel_count_task's folds fold it). Row
+-- triggers whose WHEN is false for every other row: most results are done
+-- ones, and a task deleted without any (most are) deletes none, while a
+-- statement trigger would run for each task deleted, once per cascade.
 CREATE FUNCTION pgwheel_count_result() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-	IF TG_OP = 'INSERT' THEN
-		INSERT INTO pgwheel_count_delta (namespace, kind, n)
-		SELECT namespace, 'cancelled', count(*) FROM new_rows WHERE state = 'cancelled'
-		GROUP BY namespace;
-	ELSIF TG_OP = 'UPDATE' THEN
-		INSERT INTO pgwheel_count_delta (namespace, kind, n)
-		SELECT namespace, 'cancelled', sum(n) FROM (
-			SELECT namespace, 1 AS n FROM new_rows WHERE state = 'cancelled'
-			UNION ALL
-			SELECT namespace, -1 FROM old_rows WHERE state = 'cancelled') c
-		GROUP BY namespace HAVING sum(n) <> 0;
-	ELSE
-		INSERT INTO pgwheel_count_delta (namespace, kind, n)
-		SELECT namespace, 'cancelled', -count(*) FROM old_rows WHERE state = 'cancelled'
-		GROUP BY namespace;
+	IF TG_OP IN ('UPDATE', 'DELETE') AND OLD.state = 'cancelled' THEN
+		INSERT INTO pgwheel_count_delta (namespace, kind, n) VALUES (OLD.namespace, 'cancelled', -1);
+	END IF;
+	IF TG_OP IN ('INSERT', 'UPDATE') AND NEW.state = 'cancelled' THEN
+		INSERT INTO pgwheel_count_delta (namespace, kind, n) VALUES (NEW.namespace, 'cancelled', 1);
 	END IF;
 	RETURN NULL;
 END $$;
@@ -141,11 +133,11 @@ CREATE TRIGGER pgwheel_count_update AFTER UPDATE ON pgwheel_task
 CREATE TRIGGER pgwheel_count_delete AFTER DELETE ON pgwheel_task
 	REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION pgwheel_count_task();
 CREATE TRIGGER pgwheel_count_insert AFTER INSERT ON pgwheel_result
-	REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION pgwheel_count_result();
-CREATE TRIGGER pgwheel_count_update AFTER UPDATE ON pgwheel_result
-	REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION pgwheel_count_result();
+	FOR EACH ROW WHEN (NEW.state = 'cancelled') EXECUTE FUNCTION pgwheel_count_result();
+CREATE TRIGGER pgwheel_count_update AFTER UPDATE OF state ON pgwheel_result
+	FOR EACH ROW WHEN (OLD.state IS DISTINCT FROM NEW.state) EXECUTE FUNCTION pgwheel_count_result();
 CREATE TRIGGER pgwheel_count_delete AFTER DELETE ON pgwheel_result
-	REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION pgwheel_count_result();
+	FOR EACH ROW WHEN (OLD.state = 'cancelled') EXECUTE FUNCTION pgwheel_count_result();
 
 -- Stats counted the retrying and the cancelled tasks by these partial
 -- indexes (migration 2); it reads the counts now, and nothing else uses them.
