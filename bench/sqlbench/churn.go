@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-timingwheel/timingwheel/durable"
 	"github.com/go-timingwheel/timingwheel/pgwheel"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -120,12 +121,25 @@ func Churn(ctx context.Context, cfg ChurnConfig) ([]ChurnResult, error) {
 		return nil, err
 	}
 	defer pool.Close()
+	// One measurement at a time: each sets the table's parameters.
+	lock, err := pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+	var alone bool
+	if err := lock.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, churnLock).Scan(&alone); err != nil {
+		return nil, err
+	}
+	if !alone {
+		return nil, errors.New("sqlbench: another churn measurement runs on this database")
+	}
+	defer lock.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, churnLock) //nolint:errcheck
 	if err := pgwheel.Migrate(ctx, pool); err != nil {
 		return nil, err
 	}
-	var migrated string // the table's parameters as the migrations left them
-	if err := pool.QueryRow(ctx, `SELECT coalesce(array_to_string(reloptions, ', '), '')
-		FROM pg_class WHERE oid = 'pgwheel_task'::regclass`).Scan(&migrated); err != nil {
+	migrated, err := migratedParams(ctx, cfg.DSN)
+	if err != nil {
 		return nil, err
 	}
 	defer func() { // leave the table as the migrations made it
@@ -150,6 +164,40 @@ func Churn(ctx context.Context, cfg ChurnConfig) ([]ChurnResult, error) {
 		}
 	}
 	return out, nil
+}
+
+// churnLock is the advisory lock a churn measurement holds ("churn" in ASCII).
+const churnLock = 0x636875726e
+
+// migratedParams returns pgwheel_task's storage parameters as the migrations
+// set them, read in a scratch schema migrated for the purpose (the
+// database's own table may hold a variant's).
+func migratedParams(ctx context.Context, dsn string) (string, error) {
+	cc, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return "", err
+	}
+	schema := "sqlchurn_ref_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	cc.RuntimeParams["search_path"] = schema
+	conn, err := pgx.ConnectConfig(ctx, cc)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
+		return "", err
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `DROP SCHEMA `+schema+` CASCADE`) //nolint:errcheck
+	if err := pgwheel.Migrate(ctx, conn); err != nil {
+		return "", err
+	}
+	var params string
+	err = conn.QueryRow(ctx, `SELECT coalesce(array_to_string(reloptions, ', '), '')
+		FROM pg_class WHERE oid = $1::regclass`, schema+".pgwheel_task").Scan(&params)
+	if err == nil && params == "" {
+		err = errors.New("the migrations set no storage parameter on pgwheel_task")
+	}
+	return params, err
 }
 
 // setParams gives pgwheel_task the variant's storage parameters.
