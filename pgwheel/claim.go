@@ -128,10 +128,7 @@ func (s *Store) claim(ctx context.Context, p claimParams) (claimed, error) {
 		// While paused, due tasks are not waited for: the worker polls at
 		// its idle pace until Resume (which notifies).
 		var next int64
-		if err := tx.QueryRow(ctx, `SELECT `+msOf(`least(
-			(SELECT min(at) FROM pgwheel_task WHERE namespace = $1 AND place = 'due' AND NOT $2),
-			(SELECT min(at) FROM pgwheel_task WHERE namespace = $1 AND place = 'lease'))`),
-			s.namespace, out.Paused).Scan(&next); err != nil {
+		if err := tx.QueryRow(ctx, nextDueSQL, s.namespace, out.Paused).Scan(&next); err != nil {
 			return fmt.Errorf("next: %w", err)
 		}
 		out.Next = fromMillis(next)
@@ -142,6 +139,12 @@ func (s *Store) claim(ctx context.Context, p claimParams) (claimed, error) {
 	}
 	return out, nil
 }
+
+// nextDueSQL is a claim's search for the next due time ($2: paused) or
+// lease deadline in namespace $1.
+var nextDueSQL = `SELECT ` + msOf(`least(
+			(SELECT min(at) FROM pgwheel_task WHERE namespace = $1 AND place = 'due' AND NOT $2),
+			(SELECT min(at) FROM pgwheel_task WHERE namespace = $1 AND place = 'lease'))`)
 
 // expired is a lease that ran out, locked by expiredSQL.
 type expired struct {

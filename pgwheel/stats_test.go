@@ -16,9 +16,15 @@ import (
 // machine's speed.
 func statsBuffers(t *testing.T, s *Store) int64 {
 	t.Helper()
+	return planBuffers(t, sharedPool, statsSQL, s.namespace)
+}
+
+// planBuffers runs statement sql with args on q under EXPLAIN ANALYZE and
+// returns the shared buffers it touched.
+func planBuffers(t *testing.T, q Querier, sql string, args ...any) int64 {
+	t.Helper()
 	var plan []byte
-	require.NoError(t, sharedPool.QueryRow(testCtx(t), `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) `+statsSQL,
-		s.namespace).Scan(&plan))
+	require.NoError(t, q.QueryRow(testCtx(t), `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) `+sql, args...).Scan(&plan))
 	var p []struct {
 		Plan struct {
 			Hit  int64 `json:"Shared Hit Blocks"`
