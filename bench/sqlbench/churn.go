@@ -30,8 +30,8 @@ import (
 //     ANALYZE, as autoanalyze would; the settle of 32 done tasks timed before the burst
 //     (fresh), right after the ANALYZE, and every second for Window, until within 2× of fresh;
 //     the claim cost before the burst and right after the ANALYZE.
-//  3. Before: Backlog tasks added, due in a day, in another namespace; the claim cost (see
-//     ChurnCost) on it.
+//  3. Before: Backlog tasks added, due in a day, in another namespace, and ANALYZE; the claim
+//     cost (see ChurnCost) on it.
 //  4. Churn: a durable.Queue's worker (Concurrency slots) runs Churn tasks added already due,
 //     until every one has run and been settled.
 //  5. Window: for Window after the churn, with the worker still running, a probe task due 200 ms
@@ -238,6 +238,12 @@ func churnRound(ctx context.Context, cfg ChurnConfig, pool *pgxpool.Pool, varian
 		cfg.Progress(fmt.Sprintf("%s: adding the backlog of %d", ns, cfg.Backlog))
 		if err := addBacklog(ctx, st, cfg.Backlog); err != nil {
 			return fmt.Errorf("backlog: %w", err)
+		}
+		// Statistics of the table with its backlog, as autoanalyze takes them (within a round
+		// of autovacuum with the migrations' parameters): on those of the emptied namespace
+		// the planner may read the whole backlog for a claim (see claim.go's nextDueSQL).
+		if _, err := pool.Exec(ctx, `ANALYZE pgwheel_task`); err != nil {
+			return err
 		}
 		if r.Before, err = churnCost(ctx, pool, st); err != nil {
 			return err
