@@ -141,9 +141,9 @@
 // receives them for one namespace. A Queue's Run listens through Notify
 // (durable.Notifier) on a connection of its own, outside the pool, and
 // listens again by itself after losing it, then claims what it may have
-// missed: an idle
-// worker claims a task any process adds for sooner at once, not
-// PollInterval late (TestNotifyWakesAnIdleWorker, TestRunAcrossARestart).
+// missed: an idle worker claims a task any process adds for sooner at
+// once, not PollInterval late (TestNotifyWakesAnIdleWorker,
+// TestRunAcrossARestart).
 // They are hints: a worker still polls.
 //
 // # Vacuum and retention
@@ -155,8 +155,8 @@
 // leaves a dead entry in every index, and the claims' scans of the due and
 // lease ranges step over the dead entries at their heads until a vacuum
 // removes them (150,000 tasks pushed through beside a backlog of 500,000:
-// the claim's scan read 4 pages before, 2,000–2,800 after, its round trip
-// 3–10× longer; docs/design/pg-churn.md).
+// the claim's scan read 4 pages before, 600–2,800 after, its round trip
+// 2–5× longer; docs/design/pg-churn.md, bench/sqlbench's cmd/sqlchurn).
 //
 // Migration 3 sets the tables' autovacuum parameters so that autovacuum
 // takes them at its next round once 1,000 rows died (or 10,000 were
@@ -164,11 +164,25 @@
 // 20% of the table (200,000 dead rows under a backlog of a million, hours
 // at a low rate). Autovacuum's round is server-wide, autovacuum_naptime (1
 // min by default): dead entries pile up for up to one round, so a server
-// running queues at thousands of tasks per second should lower it (10 s
-// is usual for queue tables). No fillfactor: the updates of the hot path
+// running queues at thousands of tasks per second should lower it (not
+// measured here: the benchmark runs as the database's owner). No fillfactor: the updates of the hot path
 // are not HOT whatever room a page has. No setting helps a long-running
 // transaction anywhere in the database: it holds back the cleanup of every
-// dead row version from its start. Retention bounds the table: finished tasks are kept
+// dead row version from its start.
+//
+// Where a test showed a plan depending on statistics, the statement was
+// written so that it does not (claim's next-due search:
+// TestNextDueIgnoresStatistics; Stats: TestStatsReadsBoundedPages; settle's
+// lookups by key: TestSettleLooksUpByKey), but two cases want help from
+// outside. A namespace emptied by a burst and then
+// analysed settles and claims 15–20× slower until the next autovacuum
+// (within a round of it: 30–45 s in pg-churn.md): the statistics say the
+// namespace is empty, and a lookup by key walks its dead entries. A bulk
+// load (an AddBatch of many thousands) wants an ANALYZE pgwheel_task after
+// it, or the next autovacuum round: until then a claim may read the whole
+// load.
+//
+// Retention bounds the table: finished tasks are kept
 // until their retention ends and forgotten by the next Settle or Cancel
 // (at most 16 plus what the call retained), the oldest first past
 // MaxRetained; dead tasks past DeadCap are forgotten oldest first.
