@@ -1,23 +1,29 @@
--- pgwheel schema, version 4: the counts Stats reads, kept by triggers, so
--- that Stats reads a few rows per namespace rather than the namespace's part
--- of the index. Never edit a released migration: add the next file instead.
+-- pgwheel schema, version 4: the count of a namespace's due tasks (scheduled
+-- and retrying), kept by triggers, so that Stats does not read the scheduled
+-- backlog. Never edit a released migration: add the next file instead.
 --
--- A count is the sum of its namespace's rows in two tables. Each statement
--- that changes tasks appends its changes to pgwheel_count_delta (one row per
--- kind it changed, by statement-level triggers over the statement's
--- transition tables): appends lock nothing, so writers never wait on each
--- other for a counter row, as they would on one row per namespace. Now and
--- then a writing transaction folds the namespace's deltas into
--- pgwheel_count (one row per kind), under a try-lock that no other writer
--- waits for; the deltas Stats adds up are those since the last fold. A fold
--- deletes the deltas it adds in its transaction, so each delta counts once,
--- in every snapshot.
+-- Only place due needs a kept count: it holds the backlog, as many tasks as
+-- the application schedules. The other places are bounded by the Queue and
+-- Stats counts them from the index: lease by the workers' Concurrency, dead
+-- by MaxDead, kept by MaxRetained (10,000 each by default).
 --
--- The kinds: the places due, lease, dead and kept (pgwheel_task.place), and
--- retrying (in place due with an attempt counted or a last error: get.go's
--- rule) and cancelled (pgwheel_result.state), which split place due into
--- scheduled and retrying, and kept into done and cancelled.
--- TRUNCATE bypasses the triggers: delete rows instead.
+-- A count is the sum of its namespace's rows in two tables. A statement that
+-- changes due tasks appends its net change to pgwheel_count_delta (one row
+-- per kind it changed, due or retrying): appends lock nothing, so writers
+-- never wait on each other for a counter row, as they would on one row per
+-- namespace. Once in 32 such statements the writer folds the namespace's
+-- deltas into pgwheel_count (one row per kind), under a try-lock that no
+-- other writer waits for; Stats adds up the folded rows and the deltas since.
+-- A fold deletes the deltas it adds in its transaction, so each delta counts
+-- once, in every snapshot.
+--
+-- Inserts and updates are counted by statement triggers over the statement's
+-- transition tables (a batch add or a claim appends one row); deletes by a
+-- row trigger whose WHEN skips every row not in place due, so that a settle,
+-- which deletes leased tasks one statement each, runs no trigger at all.
+-- The kinds: due (place due) and retrying (place due with an attempt counted
+-- or a last error: get.go's rule). TRUNCATE bypasses the triggers: delete
+-- rows instead.
 
 CREATE TABLE pgwheel_count (
 	namespace text   NOT NULL,
@@ -57,11 +63,11 @@ BEGIN
 	ON CONFLICT (namespace, kind) DO UPDATE SET n = c.n + EXCLUDED.n;
 END $$;
 
--- pgwheel_count_task appends the changes of one statement on pgwheel_task,
--- summed per namespace and kind, and once in 32 statements folds each
--- namespace the statement changed: the deltas Stats adds up stay about 64
--- rows a namespace (two kinds a statement), unless a fold is held back by a
--- transaction that folded and stays open.
+-- pgwheel_count_task appends the changes an INSERT or UPDATE statement on
+-- pgwheel_task made to the due and retrying counts, summed per namespace and
+-- kind, and once in 32 statements folds the namespaces it changed: the
+-- deltas Stats adds up stay about 64 rows a namespace, unless a fold is held
+-- back by a transaction that folded and stays open.
 CREATE FUNCTION pgwheel_count_task() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
 	ns text;
@@ -69,59 +75,43 @@ BEGIN
 	IF TG_OP = 'INSERT' THEN
 		INSERT INTO pgwheel_count_delta (namespace, kind, n)
 		SELECT namespace, kind, sum(n) FROM (
-			SELECT namespace, place AS kind, 1 AS n FROM new_rows
+			SELECT namespace, 'due' AS kind, 1 AS n FROM new_rows WHERE place = 'due'
 			UNION ALL
 			SELECT namespace, 'retrying', 1 FROM new_rows
 				WHERE place = 'due' AND (attempts > 0 OR last_error <> '')) c
 		GROUP BY namespace, kind;
-	ELSIF TG_OP = 'UPDATE' THEN
+	ELSE
 		INSERT INTO pgwheel_count_delta (namespace, kind, n)
 		SELECT namespace, kind, sum(n) FROM (
-			SELECT namespace, place AS kind, 1 AS n FROM new_rows
+			SELECT namespace, 'due' AS kind, 1 AS n FROM new_rows WHERE place = 'due'
 			UNION ALL
 			SELECT namespace, 'retrying', 1 FROM new_rows
 				WHERE place = 'due' AND (attempts > 0 OR last_error <> '')
 			UNION ALL
-			SELECT namespace, place, -1 FROM old_rows
+			SELECT namespace, 'due', -1 FROM old_rows WHERE place = 'due'
 			UNION ALL
 			SELECT namespace, 'retrying', -1 FROM old_rows
 				WHERE place = 'due' AND (attempts > 0 OR last_error <> '')) c
 		GROUP BY namespace, kind HAVING sum(n) <> 0;
-	ELSE
-		INSERT INTO pgwheel_count_delta (namespace, kind, n)
-		SELECT namespace, kind, -sum(n) FROM (
-			SELECT namespace, place AS kind, 1 AS n FROM old_rows
-			UNION ALL
-			SELECT namespace, 'retrying', 1 FROM old_rows
-				WHERE place = 'due' AND (attempts > 0 OR last_error <> '')) c
-		GROUP BY namespace, kind;
 	END IF;
-	IF random() < 1.0 / 32 THEN
-		IF TG_OP = 'INSERT' THEN
-			FOR ns IN SELECT DISTINCT namespace FROM new_rows LOOP
-				PERFORM pgwheel_count_fold(ns);
-			END LOOP;
-		ELSE
-			FOR ns IN SELECT DISTINCT namespace FROM old_rows LOOP
-				PERFORM pgwheel_count_fold(ns);
-			END LOOP;
-		END IF;
+	IF FOUND AND random() < 1.0 / 32 THEN
+		FOR ns IN SELECT DISTINCT namespace FROM new_rows LOOP
+			PERFORM pgwheel_count_fold(ns);
+		END LOOP;
 	END IF;
 	RETURN NULL;
 END $$;
 
--- pgwheel_count_result appends a change to the count of cancelled tasks,
--- for one row of pgwheel_result (pgwheel_count_task's folds fold it). Row
--- triggers whose WHEN is false for every other row: most results are done
--- ones, and a task deleted without any (most are) deletes none, while a
--- statement trigger would run for each task deleted, once per cascade.
-CREATE FUNCTION pgwheel_count_result() RETURNS trigger LANGUAGE plpgsql AS $$
+-- pgwheel_count_deleted counts one deleted due task (its trigger's WHEN
+-- skips the others) and folds its namespace once in 32 calls.
+CREATE FUNCTION pgwheel_count_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-	IF TG_OP IN ('UPDATE', 'DELETE') AND OLD.state = 'cancelled' THEN
-		INSERT INTO pgwheel_count_delta (namespace, kind, n) VALUES (OLD.namespace, 'cancelled', -1);
+	INSERT INTO pgwheel_count_delta (namespace, kind, n) VALUES (OLD.namespace, 'due', -1);
+	IF OLD.attempts > 0 OR OLD.last_error <> '' THEN
+		INSERT INTO pgwheel_count_delta (namespace, kind, n) VALUES (OLD.namespace, 'retrying', -1);
 	END IF;
-	IF TG_OP IN ('INSERT', 'UPDATE') AND NEW.state = 'cancelled' THEN
-		INSERT INTO pgwheel_count_delta (namespace, kind, n) VALUES (NEW.namespace, 'cancelled', 1);
+	IF random() < 1.0 / 32 THEN
+		PERFORM pgwheel_count_fold(OLD.namespace);
 	END IF;
 	RETURN NULL;
 END $$;
@@ -131,25 +121,18 @@ CREATE TRIGGER pgwheel_count_insert AFTER INSERT ON pgwheel_task
 CREATE TRIGGER pgwheel_count_update AFTER UPDATE ON pgwheel_task
 	REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION pgwheel_count_task();
 CREATE TRIGGER pgwheel_count_delete AFTER DELETE ON pgwheel_task
-	REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION pgwheel_count_task();
-CREATE TRIGGER pgwheel_count_insert AFTER INSERT ON pgwheel_result
-	FOR EACH ROW WHEN (NEW.state = 'cancelled') EXECUTE FUNCTION pgwheel_count_result();
-CREATE TRIGGER pgwheel_count_update AFTER UPDATE OF state ON pgwheel_result
-	FOR EACH ROW WHEN (OLD.state IS DISTINCT FROM NEW.state) EXECUTE FUNCTION pgwheel_count_result();
-CREATE TRIGGER pgwheel_count_delete AFTER DELETE ON pgwheel_result
-	FOR EACH ROW WHEN (OLD.state = 'cancelled') EXECUTE FUNCTION pgwheel_count_result();
+	FOR EACH ROW WHEN (OLD.place = 'due') EXECUTE FUNCTION pgwheel_count_deleted();
 
 -- Stats counted the retrying and the cancelled tasks by these partial
--- indexes (migration 2); it reads the counts now, and nothing else uses them.
+-- indexes (migration 2); it reads the counts now, or the bounded place kept,
+-- and nothing else uses them.
 DROP INDEX pgwheel_task_retrying;
 DROP INDEX pgwheel_result_cancelled;
 
 -- The counts of the tasks stored before this version (the triggers' lock
--- on the tables keeps writers out until this commits).
+-- on the table keeps writers out until this commits).
 INSERT INTO pgwheel_count (namespace, kind, n)
-SELECT namespace, place, count(*) FROM pgwheel_task GROUP BY namespace, place
+SELECT namespace, 'due', count(*) FROM pgwheel_task WHERE place = 'due' GROUP BY namespace
 UNION ALL
 SELECT namespace, 'retrying', count(*) FROM pgwheel_task
-	WHERE place = 'due' AND (attempts > 0 OR last_error <> '') GROUP BY namespace
-UNION ALL
-SELECT namespace, 'cancelled', count(*) FROM pgwheel_result WHERE state = 'cancelled' GROUP BY namespace;
+	WHERE place = 'due' AND (attempts > 0 OR last_error <> '') GROUP BY namespace;
