@@ -58,7 +58,7 @@
 //	pgwheel_result    (namespace, key)         how a retained task finished: done or cancelled, and when
 //	pgwheel_queue     namespace                paused namespaces
 //	pgwheel_periodic  (namespace, name)        periodic schedules' positions (Periodic)
-//	pgwheel_count     (namespace, kind)        task counts per place, retrying and cancelled, as of
+//	pgwheel_count     (namespace, kind)        the count of due tasks and of retrying ones, as of
 //	                                           the last fold
 //	pgwheel_count_delta namespace              the changes to those counts since, one row per
 //	                                           statement and kind, appended by triggers
@@ -126,11 +126,13 @@
 // COMMIT; Settle of done tasks without retention is one pipeline (one
 // statement per task and a trim, one implicit transaction), any other
 // Settle BEGIN, two pipelines, COMMIT. Stats is one statement reading the
-// namespace's counts (a few rows: TestStatsReadsBoundedPages) and the index
-// range of the tasks due now, so it grows with the tasks overdue, not with
-// the backlog. Every statement that changes tasks also appends its changes
-// to the counts (statement-level triggers: one row per kind it changed,
-// no lock on a row any other writer needs), and one in 32 folds them.
+// namespace's count of due tasks (a few rows: TestStatsReadsBoundedPages),
+// the index ranges of the places the Queue bounds (in flight, dead,
+// retained) and of the tasks due now: it grows with the tasks overdue, not
+// with the backlog. Every statement that adds or removes due tasks also
+// appends its change to the count (triggers: one row per statement and
+// kind, no lock on a row any other writer needs), and one in 32 folds them;
+// a settle of leased tasks runs none.
 //
 // # Wake-ups
 //
