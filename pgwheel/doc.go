@@ -176,10 +176,10 @@
 // written so that it does not (claim's next-due search:
 // TestNextDueIgnoresStatistics; Stats: TestStatsReadsBoundedPages; settle's
 // lookups by key: TestSettleLooksUpByKey), but two cases want help from
-// outside. A namespace emptied by a burst and then
-// analysed settles and claims 15–20× slower until the next autovacuum
-// (within a round of it: 30–45 s in pg-churn.md): the statistics say the
-// namespace is empty, and a lookup by key walks its dead entries. A bulk
+// outside. A namespace emptied by a burst of 100,000 tasks and then
+// analysed settles 15–21× slower, and its claims read 1,000× the pages,
+// until the next autovacuum (30–45 s in pg-churn.md): the statistics say
+// the namespace is empty, and a lookup by key walks its dead entries. A bulk
 // load (an AddBatch of many thousands) wants an ANALYZE pgwheel_task after
 // it, or the next autovacuum round: until then a claim may read the whole
 // load.

@@ -42,8 +42,9 @@ const (
 const readConns = 4
 
 // Store is the SQLite store of package durable: one namespace of durable
-// delayed tasks in one database file, used by one process. Make a Queue on
-// it with durable.New.
+// delayed tasks in one database file, made for one process (others on the
+// same host may share the file: see the package doc's Limits). Make a Queue
+// on it with durable.New.
 //
 // Concurrency: a Store holds two connection pools on its file. Every write
 // (Add, Claim, Extend, Settle, Cancel, ...) goes through the writer, a pool
