@@ -203,7 +203,7 @@ func (s *Store) Add(ctx context.Context, reqs []*durable.AddRequest) (earliest i
 	for i, w := range writes {
 		switch {
 		case err != nil:
-			w.r.Err = err
+			w.r.Err = schemaMissing(err)
 		case out[i].Status == durable.AddStored:
 			w.r.Status = durable.AddStored
 			if due := out[i].Due.UnixMilli(); earliest < 0 || due < earliest {
@@ -332,7 +332,8 @@ func (s *Store) AddTx(ctx context.Context, tx pgx.Tx, tasks ...NewTask) ([]Added
 	if tx == nil {
 		panic("pgwheel.AddTx: nil transaction")
 	}
-	return s.addTx(ctx, tx, tasks)
+	out, err := s.addTx(ctx, tx, tasks)
+	return out, schemaMissing(err)
 }
 
 // AddSQLTx is AddTx for a database/sql transaction of any PostgreSQL driver
@@ -341,5 +342,6 @@ func (s *Store) AddSQLTx(ctx context.Context, tx *sql.Tx, tasks ...NewTask) ([]A
 	if tx == nil {
 		panic("pgwheel.AddSQLTx: nil transaction")
 	}
-	return s.addAll(ctx, sqlTx{tx}, modeAdd, tasks)
+	out, err := s.addAll(ctx, sqlTx{tx}, modeAdd, tasks)
+	return out, schemaMissing(err)
 }

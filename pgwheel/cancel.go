@@ -52,7 +52,7 @@ func (s *Store) cancel(ctx context.Context, key string, retention time.Duration,
 		return err
 	})
 	if err != nil {
-		return 0, 0, fmt.Errorf("pgwheel: cancel %q: %w", key, err)
+		return 0, 0, schemaMissing(fmt.Errorf("pgwheel: cancel %q: %w", key, err))
 	}
 	return code, trimmed, nil
 }

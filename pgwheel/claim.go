@@ -131,10 +131,7 @@ func (s *Store) claim(ctx context.Context, p claimParams) (claimed, error) {
 		// While paused, due tasks are not waited for: the worker polls at
 		// its idle pace until Resume (which notifies).
 		var next int64
-		if err := tx.QueryRow(ctx, `SELECT `+msOf(`least(
-			(SELECT min(at) FROM pgwheel_task WHERE namespace = $1 AND place = 'due' AND NOT $2),
-			(SELECT min(at) FROM pgwheel_task WHERE namespace = $1 AND place = 'lease'))`),
-			s.namespace, out.Paused).Scan(&next); err != nil {
+		if err := tx.QueryRow(ctx, nextDueSQL, s.namespace, out.Paused).Scan(&next); err != nil {
 			return fmt.Errorf("next: %w", err)
 		}
 		out.Next = fromMillis(next)
@@ -145,6 +142,17 @@ func (s *Store) claim(ctx context.Context, p claimParams) (claimed, error) {
 	}
 	return out, nil
 }
+
+// nextDueSQL is a claim's search for the next due time ($2: paused) or
+// lease deadline in namespace $1. ORDER BY at LIMIT 1, not min(at): on
+// statistics taken before the namespace held tasks (a bulk load, before
+// autoanalyze), min(at) was planned as an aggregate over the namespace's
+// whole due range, custom and generic plans alike (20,000 scheduled tasks:
+// 752 buffers, against 7; TestNextDueIgnoresStatistics), while the
+// ordered index scan that a LIMIT 1 needs has no cheaper rival.
+var nextDueSQL = `SELECT ` + msOf(`least(
+			(SELECT at FROM pgwheel_task WHERE namespace = $1 AND place = 'due' AND NOT $2 ORDER BY at LIMIT 1),
+			(SELECT at FROM pgwheel_task WHERE namespace = $1 AND place = 'lease' ORDER BY at LIMIT 1))`)
 
 // expired is a lease that ran out, locked by expiredSQL.
 type expired struct {

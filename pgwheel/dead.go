@@ -17,7 +17,7 @@ func (s *Store) Dead(ctx context.Context, limit int) ([]durable.DeadTask, error)
 	rows, err := s.pool.Query(ctx, `SELECT key, payload, attempts, at, last_error FROM pgwheel_task
 		WHERE namespace = $1 AND place = 'dead' ORDER BY at, key LIMIT $2`, s.namespace, limit)
 	if err != nil {
-		return nil, fmt.Errorf("pgwheel: dead: %w", err)
+		return nil, schemaMissing(fmt.Errorf("pgwheel: dead: %w", err))
 	}
 	defer rows.Close()
 	var out []durable.DeadTask
@@ -25,13 +25,13 @@ func (s *Store) Dead(ctx context.Context, limit int) ([]durable.DeadTask, error)
 		var d durable.DeadTask
 		var died time.Time
 		if err := rows.Scan(&d.Key, &d.Payload, &d.Attempts, &died, &d.LastError); err != nil {
-			return nil, fmt.Errorf("pgwheel: dead: %w", err)
+			return nil, schemaMissing(fmt.Errorf("pgwheel: dead: %w", err))
 		}
 		d.Died = died.UTC()
 		out = append(out, d)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("pgwheel: dead: %w", err)
+		return nil, schemaMissing(fmt.Errorf("pgwheel: dead: %w", err))
 	}
 	return out, nil
 }

@@ -9,7 +9,7 @@
 //
 // A worked example, an unpaid order cancelled 30 minutes after checkout:
 //
-//	pool, _ := pgxpool.New(ctx, "postgres://...")
+//	pool, _ := pgxpool.New(ctx, "postgres://...?pool_max_conns=16") // see "Pool size"
 //	if err := pgwheel.Migrate(ctx, pool); err != nil { ... } // once, at deploy time
 //	st, _ := pgwheel.New(pool, "orders")
 //	q, _ := durable.New(st, durable.Options{Lease: 30 * time.Second})
@@ -44,7 +44,10 @@
 // transaction under an advisory lock, each recorded in pgwheel_schema
 // (version, applied). Version 1 (migrations/0001_init.sql documents every
 // column; version 2, 0002_results_and_state_counts.sql, adds each delivery's
-// result to pgwheel_delivery and two partial indexes for Stats):
+// result to pgwheel_delivery, and two partial indexes that version 4 drops;
+// version 3, 0003_vacuum.sql, the tables' autovacuum parameters (see
+// "Vacuum and retention"); version 4, 0004_counts.sql, the counts Stats
+// reads):
 //
 //	table             key                      holds
 //	pgwheel_task      (namespace, key)         every task in any state: payload, policy, attempts,
@@ -55,6 +58,10 @@
 //	pgwheel_result    (namespace, key)         how a retained task finished: done or cancelled, and when
 //	pgwheel_queue     namespace                paused namespaces
 //	pgwheel_periodic  (namespace, name)        periodic schedules' positions (Periodic)
+//	pgwheel_count     (namespace, kind)        the count of due tasks and of retrying ones, as of
+//	                                           the last fold
+//	pgwheel_count_delta namespace              the changes to those counts since, one row per
+//	                                           statement and kind, appended by triggers
 //	sequence pgwheel_token                     fencing tokens, never reused
 //	function pgwheel_clock()                   the database clock, rounded down and up to the ms
 //
@@ -62,8 +69,8 @@
 // forgetting a task is one DELETE. One secondary index,
 // pgwheel_task_place_at (namespace, place, at, key), serves claims (due
 // rows by time), reaps (expired leases), the dead and retention trims
-// (oldest first), List's keyset pages and Stats; pgwheel_delivery_task
-// serves the log's reads and trims.
+// (oldest first), List's keyset pages and Stats' count of the tasks due
+// now; pgwheel_delivery_task serves the log's reads and trims.
 //
 // A task's place is where rediswheel keeps it (its sorted set), and at is
 // that set's score:
@@ -102,9 +109,11 @@
 //     List (keyset positions), Stats: as rediswheel's, on one partition.
 //   - Periodic: the periodic registry of lua/periodic.lua; of processes
 //     advancing one pointer from the same value, exactly one moves it.
-//   - Errors: a claim failing on credentials, a missing database or schema
-//     (call Migrate) or a missing privilege wraps durable.ErrUnrecoverable,
-//     so Run stops; anything else (the server down or restarting, a cut
+//   - Errors: on a database Migrate never ran on (or an older schema) every
+//     operation fails with ErrSchemaTooOld, which says to run Migrate (or
+//     timerd migrate). A claim failing on credentials, a missing database or
+//     schema or a missing privilege wraps durable.ErrUnrecoverable, so Run
+//     stops; anything else (the server down or restarting, a cut
 //     connection) is retried by Run, whose pool reconnects by itself.
 //
 // Each operation is one transaction (AddTx and AddSQLTx join the
@@ -116,8 +125,14 @@
 // lease, a search for the next due time unless it leased its whole limit,
 // COMMIT; Settle of done tasks without retention is one pipeline (one
 // statement per task and a trim, one implicit transaction), any other
-// Settle BEGIN, two pipelines, COMMIT. Stats reads the namespace's part of
-// the index, so it grows with the number of tasks.
+// Settle BEGIN, two pipelines, COMMIT. Stats is one statement reading the
+// namespace's count of due tasks (a few rows: TestStatsReadsBoundedPages),
+// the index ranges of the places the Queue bounds (in flight, dead,
+// retained) and of the tasks due now: it grows with the tasks overdue, not
+// with the backlog. Every statement that adds or removes due tasks also
+// appends its change to the count (triggers: one row per statement and
+// kind, no lock on a row any other writer needs), and one in 32 folds them;
+// a settle of leased tasks runs none.
 //
 // # Wake-ups
 //
@@ -126,23 +141,74 @@
 // <namespace>"), as do Reschedule, Requeue and Resume; PostgreSQL delivers
 // it at commit, so a rolled-back add wakes nobody. A Listener (Listen)
 // receives them for one namespace. A Queue's Run listens through Notify
-// (durable.Notifier) on one connection of the pool, and listens again by
-// itself after losing it, then claims what it may have missed: an idle
-// worker claims a task any process adds for sooner at once, not
-// PollInterval late (TestNotifyWakesAnIdleWorker, TestRunAcrossARestart).
+// (durable.Notifier) on a connection of its own, outside the pool, and
+// listens again by itself after losing it, then claims what it may have
+// missed: an idle worker claims a task any process adds for sooner at
+// once, not PollInterval late (TestNotifyWakesAnIdleWorker,
+// TestRunAcrossARestart).
 // They are hints: a worker still polls.
 //
 // # Vacuum and retention
 //
 // Every move of a task is an UPDATE, and every finished task a DELETE
 // (without retention) or an UPDATE then a later DELETE (with it), so the
-// task table churns like any queue table: autovacuum must keep up, and a
-// long-running transaction anywhere in the database holds back the
-// cleanup of every dead row version, which slows claims (they walk dead
-// index entries). Retention bounds the table: finished tasks are kept
+// task table churns like any queue table. A lease or a retry changes place
+// and at, which pgwheel_task_place_at holds, so no such UPDATE is HOT: each
+// leaves a dead entry in every index, and the claims' scans of the due and
+// lease ranges step over the dead entries at their heads until a vacuum
+// removes them (150,000 tasks pushed through beside a backlog of 500,000:
+// the claim's scan read 4 pages before, 600–2,800 after, its round trip
+// 2–5× longer; docs/design/pg-churn.md, bench/sqlbench's cmd/sqlchurn).
+//
+// Migration 3 sets the tables' autovacuum parameters so that autovacuum
+// takes them at its next round once 1,000 rows died (or 10,000 were
+// inserted), whatever their size, where the server's defaults wait for
+// 20% of the table (200,000 dead rows under a backlog of a million, hours
+// at a low rate). Autovacuum's round is server-wide, autovacuum_naptime (1
+// min by default): dead entries pile up for up to one round, so a server
+// running queues at thousands of tasks per second should lower it (not
+// measured here: the benchmark runs as the database's owner). No fillfactor: the updates of the hot path
+// are not HOT whatever room a page has. No setting helps a long-running
+// transaction anywhere in the database: it holds back the cleanup of every
+// dead row version from its start.
+//
+// Where a test showed a plan depending on statistics, the statement was
+// written so that it does not (claim's next-due search:
+// TestNextDueIgnoresStatistics; Stats: TestStatsReadsBoundedPages; settle's
+// lookups by key: TestSettleLooksUpByKey), but two cases want help from
+// outside. A namespace emptied by a burst of 100,000 tasks and then
+// analysed settles 15–21× slower, and its claims read 1,000× the pages,
+// until the next autovacuum (30–45 s in pg-churn.md): the statistics say
+// the namespace is empty, and a lookup by key walks its dead entries. A bulk
+// load (an AddBatch of many thousands) wants an ANALYZE pgwheel_task after
+// it, or the next autovacuum round: until then a claim may read the whole
+// load.
+//
+// Retention bounds the table: finished tasks are kept
 // until their retention ends and forgotten by the next Settle or Cancel
 // (at most 16 plus what the call retained), the oldest first past
 // MaxRetained; dead tasks past DeadCap are forgotten oldest first.
+//
+// # Pool size
+//
+// The pool is the application's, shared with the Queue. A Run holds up to
+// three of its connections at once (one claim, one settle, one heartbeat's
+// extend: each a statement or a transaction at a time), and Notify's
+// listening connection is its own, outside the pool. The rule:
+//
+//	MaxConns >= 3 × (Runs in this process) + the connections the application holds at once
+//
+// where the application counts everything sharing the pool: its own
+// transactions (a checkout's AddTx holds one until its commit), the
+// Queue's Adds and Cancels, and each handler while it writes through the
+// pool (up to Concurrency). A pool short of it does not fail, it queues:
+// claims and settles wait behind the application's commits, and tasks run
+// late by the wait (an order service at 400 orders/s, 64 checkouts at once
+// and handlers writing through a pool of 4: lateness p99 1.7–5.7 s; of 16:
+// 64 ms, issue 30). New refuses a pool of fewer than MinPoolConns (4)
+// connections with ErrPoolTooSmall; pgxpool's default, max(4, CPUs), is
+// enough for a Run and a light application only: set pool_max_conns in the
+// URL (or pgxpool.Config.MaxConns) by the rule.
 //
 // # Differences from rediswheel
 //

@@ -15,10 +15,14 @@ var (
 	// never sends (a negative limit or lease, a periodic pointer moved
 	// backwards).
 	ErrArgument = errors.New("pgwheel: bad argument")
+	// ErrPoolTooSmall reports a pool New refuses: fewer than MinPoolConns
+	// connections.
+	ErrPoolTooSmall = errors.New("pgwheel: pool too small")
 	// ErrSchemaTooNew reports a database migrated by a newer pgwheel than
 	// this one: Migrate refuses to touch it, and CheckSchema reports it.
 	ErrSchemaTooNew = errors.New("pgwheel: database schema is newer than this code")
-	// ErrSchemaTooOld reports a database not migrated to SchemaVersion yet
-	// (CheckSchema): call Migrate.
-	ErrSchemaTooOld = errors.New("pgwheel: database schema is older than this code; call Migrate")
+	// ErrSchemaTooOld reports a database not migrated to SchemaVersion yet:
+	// CheckSchema says so, and so does every operation that meets a missing
+	// table, column or function of pgwheel's. Migrate heals it.
+	ErrSchemaTooOld = errors.New("pgwheel: database schema is missing or older than this code: run pgwheel.Migrate (or timerd migrate)")
 )

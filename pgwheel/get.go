@@ -35,7 +35,7 @@ func (s *Store) get(ctx context.Context, key string) (durable.TaskInfo, error) {
 		return err
 	})
 	if err != nil {
-		return durable.TaskInfo{}, fmt.Errorf("pgwheel: get %q: %w", key, err)
+		return durable.TaskInfo{}, schemaMissing(fmt.Errorf("pgwheel: get %q: %w", key, err))
 	}
 	if len(infos) == 0 {
 		return durable.TaskInfo{}, fmt.Errorf("%w: %q", durable.ErrNotFound, key)

@@ -79,7 +79,7 @@ func (s *Store) List(ctx context.Context, state durable.State, after *durable.Li
 		return err
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("pgwheel: list %s: %w", state, err)
+		return nil, nil, schemaMissing(fmt.Errorf("pgwheel: list %s: %w", state, err))
 	}
 	return tasks, next, nil
 }

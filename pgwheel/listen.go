@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/go-timingwheel/timingwheel/durable"
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5"
 )
 
 // notifyChannel is the channel every namespace's wake-ups go to, with the
@@ -25,21 +25,24 @@ const notifyChannel = "pgwheel"
 // (never for one rolled back). Wake-ups are hints: a worker must still poll
 // now and then, since a Listener that loses its connection misses them.
 //
-// A Listener holds one connection of the pool until Close. It is for one
-// goroutine.
+// A Listener holds a connection of its own until Close, opened with the
+// pool's connection settings (pgxpool.Config.ConnConfig) but outside the
+// pool: it neither counts against MaxConns nor makes the pool's claims and
+// the application's statements wait, and the pool's BeforeConnect and
+// AfterConnect hooks do not run for it. It is for one goroutine.
 type Listener struct {
-	conn      *pgxpool.Conn
+	conn      *pgx.Conn
 	namespace string
 }
 
-// Listen acquires a connection and LISTENs on it.
+// Listen opens the Listener's connection and LISTENs on it.
 func (s *Store) Listen(ctx context.Context) (*Listener, error) {
-	conn, err := s.pool.Acquire(ctx)
+	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig)
 	if err != nil {
 		return nil, fmt.Errorf("pgwheel: listen: %w", err)
 	}
 	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
-		conn.Release()
+		closeConn(conn)
 		return nil, fmt.Errorf("pgwheel: listen: %w", err)
 	}
 	return &Listener{conn: conn, namespace: s.namespace}, nil
@@ -50,7 +53,7 @@ func (s *Store) Listen(ctx context.Context) (*Listener, error) {
 // Listener may have lost its connection: Close it and Listen again.
 func (l *Listener) Wait(ctx context.Context) (time.Time, error) {
 	for {
-		n, err := l.conn.Conn().WaitForNotification(ctx)
+		n, err := l.conn.WaitForNotification(ctx)
 		if err != nil {
 			return time.Time{}, fmt.Errorf("pgwheel: wait: %w", err)
 		}
@@ -69,14 +72,14 @@ func (l *Listener) Wait(ctx context.Context) (time.Time, error) {
 	}
 }
 
-// Close closes the Listener's connection (rather than returning a
-// connection that LISTENs to the pool), waiting at most closeTimeout for
+// Close closes the Listener's connection, waiting at most closeTimeout for
 // the server to hear it: a server that is gone cannot.
-func (l *Listener) Close() {
+func (l *Listener) Close() { closeConn(l.conn) }
+
+func closeConn(c *pgx.Conn) {
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
-	l.conn.Conn().Close(ctx) //nolint:errcheck // closing a connection we drop anyway
-	l.conn.Release()
+	c.Close(ctx) //nolint:errcheck // closing a connection we drop anyway
 }
 
 const closeTimeout = 5 * time.Second
@@ -95,7 +98,7 @@ var _ durable.Notifier = (*Store)(nil)
 
 // Notify is durable.Notifier's Notify: a durable.Queue's Run on the Store
 // calls it, so that its idle workers are woken by the wake-ups of every
-// process (see Listener). It holds one connection of the pool while it
+// process (see Listener). It holds a connection of its own (not the pool's) while it
 // listens. When the connection is lost (the server restarted, the
 // connection cut) it reports the error and listens again on a new one,
 // pausing between failed attempts (notifyRetryMin doubling to

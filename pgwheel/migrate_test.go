@@ -54,7 +54,7 @@ func TestMigrate(t *testing.T) {
 		require.NoError(t, err)
 		return names
 	}
-	want := []string{"pgwheel_delivery", "pgwheel_periodic", "pgwheel_queue", "pgwheel_result", "pgwheel_schema", "pgwheel_task"}
+	want := []string{"pgwheel_count", "pgwheel_count_delta", "pgwheel_delivery", "pgwheel_periodic", "pgwheel_queue", "pgwheel_result", "pgwheel_schema", "pgwheel_task"}
 	require.Equal(t, want, tables())
 	var rows int
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM pgwheel_schema`).Scan(&rows))

@@ -19,7 +19,7 @@ func (s *Store) pause(ctx context.Context) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO pgwheel_queue (namespace, paused) VALUES ($1, true)
 		ON CONFLICT (namespace) DO UPDATE SET paused = true`, s.namespace)
 	if err != nil {
-		return fmt.Errorf("pgwheel: pause: %w", err)
+		return schemaMissing(fmt.Errorf("pgwheel: pause: %w", err))
 	}
 	return nil
 }
@@ -33,7 +33,7 @@ func (s *Store) resume(ctx context.Context) error {
 	FROM pgwheel_task t WHERE t.namespace = $1 AND t.place = 'due' AND EXISTS (SELECT 1 FROM r)
 	HAVING min(t.at) IS NOT NULL`, s.namespace)
 	if err != nil {
-		return fmt.Errorf("pgwheel: resume: %w", err)
+		return schemaMissing(fmt.Errorf("pgwheel: resume: %w", err))
 	}
 	return nil
 }

@@ -64,7 +64,7 @@ func (s *Store) periodicOp(ctx context.Context, op, sql, name string, args ...an
 	var st periodicState
 	var status, pointer int64
 	if err := s.pool.QueryRow(ctx, sql, append([]any{s.namespace, name}, args...)...).Scan(&status, &pointer, &st.Now); err != nil {
-		return periodicState{}, fmt.Errorf("pgwheel: periodic %s %q: %w", op, name, err)
+		return periodicState{}, schemaMissing(fmt.Errorf("pgwheel: periodic %s %q: %w", op, name, err))
 	}
 	st.Status, st.Now = periodicStatus(status), st.Now.UTC()
 	if pointer >= 0 {
@@ -130,7 +130,7 @@ func (s *Store) periodicAdvance(ctx context.Context, name string, old, next time
 		return nil
 	})
 	if err != nil {
-		return periodicState{}, fmt.Errorf("pgwheel: periodic advance %q: %w", name, err)
+		return periodicState{}, schemaMissing(fmt.Errorf("pgwheel: periodic advance %q: %w", name, err))
 	}
 	st.Now = st.Now.UTC()
 	return st, nil

@@ -48,7 +48,7 @@ func runQueue(t *testing.T, q *durable.Queue, h durable.Handler) {
 // another process sharing the namespace would hold.
 func otherProcess(t *testing.T, ns string) *Store {
 	t.Helper()
-	pool := testPool(t, 2)
+	pool := testPool(t, MinPoolConns)
 	s, err := New(pool, ns)
 	require.NoError(t, err)
 	return s

@@ -24,7 +24,7 @@ func (s *Store) requeue(ctx context.Context, key string) (requeued bool, due int
 		WHERE t.namespace = $1 AND t.key = $2 AND t.place = 'dead'
 		RETURNING t.at),`+addNotify, s.namespace, key).Scan(&due, &notified)
 	if err != nil {
-		return false, 0, fmt.Errorf("pgwheel: requeue %q: %w", key, err)
+		return false, 0, schemaMissing(fmt.Errorf("pgwheel: requeue %q: %w", key, err))
 	}
 	return due >= 0, due, nil
 }

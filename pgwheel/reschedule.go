@@ -40,7 +40,7 @@ func (s *Store) rescheduleOn(ctx context.Context, q rowQuerier, key string, at t
 		WHERE namespace = $1 AND key = $2 AND place = 'due'
 		RETURNING at),`+addNotify+`, (SELECT place FROM cur)`, s.namespace, key, timeCeil(at)).Scan(&due, &notified, &place)
 	if err != nil {
-		return 0, fmt.Errorf("pgwheel: reschedule %q: %w", key, err)
+		return 0, schemaMissing(fmt.Errorf("pgwheel: reschedule %q: %w", key, err))
 	}
 	switch {
 	case due >= 0:

@@ -42,7 +42,9 @@ type Store struct {
 
 // New returns the Store of namespace on pool. It panics on a nil pool (a
 // programming error) and returns ErrNamespace for an empty or too long
-// namespace, or one PostgreSQL's text cannot hold.
+// namespace, or one PostgreSQL's text cannot hold, and ErrPoolTooSmall for a
+// pool of fewer than MinPoolConns connections (see the package doc's "Pool
+// size" for the rule a pool should follow).
 func New(pool *pgxpool.Pool, namespace string) (*Store, error) {
 	if pool == nil {
 		panic("pgwheel.New: nil pool")
@@ -50,8 +52,22 @@ func New(pool *pgxpool.Pool, namespace string) (*Store, error) {
 	if err := checkText(namespace, MaxNamespaceLen); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNamespace, err)
 	}
+	if n := pool.Config().MaxConns; n < MinPoolConns {
+		return nil, fmt.Errorf("%w: %d connections, want at least %d (a Run's claims, settles and heartbeat, "+
+			"and one for everything else); set pool_max_conns in the URL or pgxpool.Config.MaxConns",
+			ErrPoolTooSmall, n, MinPoolConns)
+	}
 	return &Store{pool: pool, namespace: namespace}, nil
 }
+
+// MinPoolConns is the smallest pool New accepts: a durable.Queue's Run holds
+// up to three of its connections at once (a claim, a settle and a heartbeat's
+// extend, each one statement or transaction at a time; Notify listens on a
+// connection of its own), and the Queue's Adds and Cancels need one more.
+// pgxpool's default, max(4, number of CPUs), passes; it serves a Run and a
+// light application, not handlers that write through the same pool (the
+// package doc's "Pool size").
+const MinPoolConns = 4
 
 var _ durable.Store = (*Store)(nil)
 

@@ -17,6 +17,7 @@ import (
 // unreachable, restarting, a connection cut, a serialization failure) is
 // returned as it is, for Run to retry.
 func unrecoverable(err error) error {
+	err = schemaMissing(err)
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) {
 		return err

@@ -91,7 +91,9 @@
 // closes; a reader that stays open across many commits holds the WAL back
 // from restarting, which this store's short read transactions never do.
 // The files are path, path-wal and path-shm: copy them together, or back
-// up with VACUUM INTO.
+// up with VACUUM INTO. A file Open or Migrate creates has mode 0600 (its
+// -wal and -shm take the same): tasks hold callback headers, receivers'
+// credentials. An existing file keeps its mode.
 //
 // # Retention
 //
@@ -111,10 +113,15 @@
 //
 // # Limits
 //
-// One process per file: the Queue's wake-ups are in-process, and another
-// process's Adds are seen at the next poll (durable.Options.PollInterval);
-// two processes on one file work but contend for its one write lock
-// (Options.BusyTimeout). For many processes use pgwheel or rediswheel. The
+// Made for one process per file; two or more on one host work (an
+// overlapping restart, a tool beside the server): each write waits for the
+// file's write lock as long as its context allows, never failing with
+// SQLITE_BUSY (TestTwoProcessesOnOneFile: see beginWrite), and every claim
+// reads the clock holding the lock, so no task is early or leased twice.
+// But the processes take turns for every write, and a process's idle
+// workers hear of another's Adds only at their next poll
+// (durable.Options.PollInterval): for many processes use pgwheel or
+// rediswheel. The
 // file must be on a local disk (SQLite's locks and WAL need shared memory,
 // which network file systems do not give). Partitions is 1: one writer at a
 // time, whatever the number of workers.

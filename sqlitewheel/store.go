@@ -20,10 +20,12 @@ type Options struct {
 	// hold several queues (default "default", at most MaxNamespaceLen
 	// bytes).
 	Namespace string
-	// BusyTimeout is how long a write waits for another connection's write
-	// lock before it fails with SQLITE_BUSY (default 5s). Writes of one Store
-	// never wait on each other (see Store); only another Store or process
-	// on the same file makes them wait.
+	// BusyTimeout is how long SQLite's busy handler waits for another
+	// connection's write lock before the Store tries again (default 5s):
+	// a write waits for as long as its context allows, and never fails
+	// with SQLITE_BUSY (see beginWrite). Writes of one Store never wait on
+	// each other (see Store); only another Store or process on the same
+	// file makes them wait.
 	BusyTimeout time.Duration
 }
 
@@ -40,8 +42,9 @@ const (
 const readConns = 4
 
 // Store is the SQLite store of package durable: one namespace of durable
-// delayed tasks in one database file, used by one process. Make a Queue on
-// it with durable.New.
+// delayed tasks in one database file, made for one process (others on the
+// same host may share the file: see the package doc's Limits). Make a Queue
+// on it with durable.New.
 //
 // Concurrency: a Store holds two connection pools on its file. Every write
 // (Add, Claim, Extend, Settle, Cancel, ...) goes through the writer, a pool
@@ -67,7 +70,9 @@ var _ durable.Store = (*Store)(nil)
 // must already be at SchemaVersion: an older one is refused with
 // ErrSchemaTooOld (call Migrate: a schema change is never made silently to
 // a file holding tasks), a newer one with ErrSchemaTooNew. A bad path or
-// option is ErrOptions. Close releases the file.
+// option is ErrOptions. A file Open creates is readable by its owner only
+// (mode 0600, as its -wal and -shm files: see createPrivate). Close releases
+// the file.
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.Namespace == "" {
 		opts.Namespace = DefaultNamespace
@@ -97,15 +102,18 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	return &Store{w: w, r: r, namespace: opts.Namespace}, nil
 }
 
-// openWriter opens the single-connection write pool of path, and checks
-// that it opens: a path SQLite cannot open fails here, not at the first
-// operation.
+// openWriter creates the file at path if absent, private (createPrivate),
+// and opens its single-connection write pool, checking that it opens: a
+// path SQLite cannot open fails here, not at the first operation.
 func openWriter(path string, busy time.Duration) (*sql.DB, error) {
 	if err := checkPath(path); err != nil {
 		return nil, err
 	}
 	if busy < 0 {
 		return nil, fmt.Errorf("%w: BusyTimeout %v", ErrOptions, busy)
+	}
+	if err := createPrivate(path); err != nil {
+		return nil, err
 	}
 	// WAL and synchronous=FULL: a commit is on disk (the WAL fsynced) when
 	// it returns, so it survives a kill -9 of the process and a power loss.
@@ -191,7 +199,7 @@ func (c clock) after(ms int64) int64 {
 // taken, so no other write of the file comes between the reading and the
 // commit: "now" is the same for every row f touches.
 func (s *Store) write(ctx context.Context, f func(tx *sql.Tx, c clock) error) error {
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := beginWrite(ctx, s.w)
 	if err != nil {
 		return classify(err)
 	}

@@ -139,3 +139,44 @@ func TestQuantileAndRatios(t *testing.T) {
 		t.Errorf("summaries %+v", s)
 	}
 }
+
+// TestChurnPostgres runs the churn measurement small on PGWHEEL_DSN and checks that each variant
+// measured what it names: every churn task and every probe ran once (Churn fails otherwise), the
+// claim scan touched buffers, the settles were timed, no probe ran early.
+func TestChurnPostgres(t *testing.T) {
+	dsn := os.Getenv("PGWHEEL_DSN")
+	if dsn == "" {
+		if os.Getenv("PGWHEEL_REQUIRE") == "1" {
+			t.Fatal("PGWHEEL_REQUIRE=1 but PGWHEEL_DSN is empty")
+		}
+		t.Skip("needs PGWHEEL_DSN (scripts/postgres.sh up)")
+	}
+	results, err := Churn(context.Background(), ChurnConfig{
+		DSN: dsn, Rounds: 1, Backlog: 2000, Churn: 500, Empty: 300, Concurrency: 16,
+		Window: 2 * time.Second, ProbeEvery: 50 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var variants []string
+	for _, r := range results {
+		t.Logf("%+v", r)
+		variants = append(variants, r.Variant)
+		switch {
+		case r.Err != "":
+			t.Errorf("%s: %s", r.Variant, r.Err)
+		case r.Before.Buffers <= 0 || r.After.Buffers <= 0 || r.End.Buffers <= 0:
+			t.Errorf("%s: claim scans touched no buffer: %+v", r.Variant, r)
+		case r.Before.Claim <= 0 || r.FreshSettle <= 0 || r.EmptiedSettle <= 0 || r.ChurnPerSec <= 0 ||
+			r.FreshClaim.Buffers <= 0 || r.EmptiedClaim.Buffers <= 0:
+			t.Errorf("%s: a figure was not measured: %+v", r.Variant, r)
+		case r.Probes < 10 || r.LatenessP50 > r.LatenessP99 || r.LatenessP99 > r.LatenessMax:
+			t.Errorf("%s: implausible probes %+v", r.Variant, r)
+		case r.Early != 0:
+			t.Errorf("%s: %d probes ran early", r.Variant, r.Early)
+		}
+	}
+	if !slices.Equal(variants, churnVariants) {
+		t.Errorf("variants measured %v, want %v", variants, churnVariants)
+	}
+}
