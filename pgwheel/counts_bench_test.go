@@ -110,7 +110,7 @@ func BenchmarkAddCounts(b *testing.B) {
 				for j, ct := range c.Tasks {
 					ss[j] = settlement{Key: ct.Key, Token: ct.Token, Outcome: durable.OutcomeDone}
 				}
-				if _, err := s.settle(ctx, settleParams{MaxAttempts: 3, HistoryLen: 10, DeadCap: 100}, ss); err != nil {
+				if _, err := s.settle(ctx, settleParams{HistoryLen: 10, DeadCap: 100}, ss); err != nil {
 					b.Fatal(err)
 				}
 			}

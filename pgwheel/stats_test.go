@@ -110,7 +110,7 @@ func TestCountsExactUnderConcurrency(t *testing.T) {
 					if i%2 == 0 {
 						retention = time.Hour
 					}
-					if _, err := s.settle(ctx, settleParams{MaxAttempts: 3, HistoryLen: 2, DeadCap: 1000,
+					if _, err := s.settle(ctx, settleParams{HistoryLen: 2, DeadCap: 1000,
 						Retention: retention, MaxRetained: 1000}, ss); err != nil {
 						return err
 					}
