@@ -3,7 +3,7 @@ package server
 import (
 	"context"
 
-	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/durable"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/auth"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/completion"
 )
@@ -37,8 +37,8 @@ func (s *Server) completionKeys() *completion.Keys {
 // durable token (completion.Keys.Mint) as its Task.Token, which the HTTP
 // handler sends in X-Completion-Token: a receiver holds a credential for
 // its own delivery only, and the API takes no other (api.Config.VerifyCompletion).
-func mintCompletion(h rediswheel.Handler, keys *completion.Keys) rediswheel.Handler {
-	return func(ctx context.Context, t rediswheel.Task) error {
+func mintCompletion(h durable.Handler, keys *completion.Keys) durable.Handler {
+	return func(ctx context.Context, t durable.Task) error {
 		if t.Token != "" {
 			t.Token = keys.Mint(t.Key, t.Attempt, t.Token)
 		}

@@ -27,10 +27,11 @@ var storeModules = []string{
 // mayImport lists, by file from timerd's root, the stores a non-test file
 // may import.
 var mayImport = map[string][]string{
-	"internal/server/backend.go": {"rediswheel", "pgwheel", "sqlitewheel"}, // opens the store -store names
-	"internal/server/migrate.go": {"pgwheel", "sqlitewheel"},               // timerd migrate
-	"internal/server/workers.go": {"rediswheel"},                           // the Redis Streams handler
-	"internal/api/stream.go":     {"rediswheel"},                           // the Redis Streams task's codec
+	"internal/server/backend.go":     {"rediswheel", "pgwheel", "sqlitewheel"}, // opens the store -store names
+	"internal/server/migrate.go":     {"pgwheel", "sqlitewheel"},               // timerd migrate
+	"internal/server/workers.go":     {"rediswheel"},                           // the Redis Streams handler
+	"internal/api/stream.go":         {"rediswheel"},                           // the Redis Streams task's codec
+	"internal/server/streamfence.go": {"rediswheel"},                           // reads the Redis Streams task's codec before an append
 }
 
 // Every non-test file of timerd imports a store only where mayImport allows

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/go-timingwheel/timingwheel/durable"
 	"github.com/go-timingwheel/timingwheel/rediswheel"
 )
 
@@ -19,12 +20,12 @@ func (s *Server) checkStream(name string) error {
 // changed, is dead-lettered (Permanent) with the reason, never appended.
 // Other tasks, and payloads that do not decode (h dead-letters those), go
 // to h as they are.
-func fenceStreams(h rediswheel.Handler, check func(name string) error) rediswheel.Handler {
-	return func(ctx context.Context, t rediswheel.Task) error {
+func fenceStreams(h durable.Handler, check func(name string) error) durable.Handler {
+	return func(ctx context.Context, t durable.Task) error {
 		if t.Type == rediswheel.StreamTaskType {
 			if st, err := rediswheel.DecodeStreamTask(t.Payload); err == nil {
 				if err := check(st.Stream); err != nil {
-					return rediswheel.Permanent(fmt.Errorf("timerd: stream task refused: %w", err))
+					return durable.Permanent(fmt.Errorf("timerd: stream task refused: %w", err))
 				}
 			}
 		}
