@@ -35,7 +35,7 @@ func (s *Store) Stats(ctx context.Context) ([]durable.ShardStats, error) {
 		GROUP BY c.now`, s.namespace).Scan(&st.Due, &st.Scheduled, &st.InFlight, &st.Dead,
 		&st.Retained, &oldest, &st.Paused, &retrying, &cancelled)
 	if err != nil {
-		return nil, fmt.Errorf("pgwheel: stats: %w", err)
+		return nil, unavailable(fmt.Errorf("pgwheel: stats: %w", err))
 	}
 	st.OldestDue = time.Duration(oldest) * time.Millisecond
 	st.States = durable.StateCounts{
