@@ -49,3 +49,19 @@ func checkPayload(p []byte) error {
 	}
 	return nil
 }
+
+// storableText makes a handler's error text what every store keeps alike (a
+// PostgreSQL text column is the narrowest): invalid UTF-8 becomes U+FFFD,
+// NUL bytes go, and it is cut to at most max bytes on a rune's boundary.
+// Such text only informs, so it is cleaned rather than refused.
+func storableText(s string, max int) string {
+	s = strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}

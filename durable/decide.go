@@ -39,10 +39,7 @@ func (q *Queue) decide(o *outcome, err error, t tally) {
 		o.kind = OutcomeDone
 		return
 	}
-	o.err = err.Error()
-	if len(o.err) > maxErrorText {
-		o.err = o.err[:maxErrorText]
-	}
+	o.err = storableText(err.Error(), maxErrorText)
 	after, later := retryAfterOf(err)
 	switch {
 	case IsPermanent(err):

@@ -105,7 +105,7 @@ func (q *Queue) Complete(ctx context.Context, key, token string, result error) (
 	if err != nil {
 		return SettleRejected, err
 	}
-	o := outcome{d: &delivery{shard: c.partition, token: c.token, task: Task{Key: key}}}
+	o := outcome{d: &delivery{partition: c.partition, token: c.token, task: Task{Key: key}}}
 	var t tally
 	if result != nil && !IsPermanent(result) {
 		info, err := q.store.Get(ctx, key)
@@ -138,7 +138,7 @@ func (q *Queue) Complete(ctx context.Context, key, token string, result error) (
 // from (attempt, policy, postponements) from the store. parseToken reads it
 // back.
 func completionToken(d *delivery) string {
-	return strconv.Itoa(d.shard) + "." + d.token
+	return strconv.Itoa(d.partition) + "." + d.token
 }
 
 // completion is a parsed completionToken.
@@ -191,7 +191,7 @@ func (r *runner) detach(d *delivery, within time.Duration) {
 	// otherwise move it back to now+Lease after this Extend.
 	r.beat.Lock()
 	ctx, cancel := context.WithTimeout(r.bgctx, finalTimeout)
-	codes, err := r.q.extend(ctx, d.shard, []*delivery{d}, within)
+	codes, err := r.q.extend(ctx, d.partition, []*delivery{d}, within)
 	cancel()
 	r.beat.Unlock()
 	switch {

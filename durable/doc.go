@@ -126,19 +126,36 @@
 //
 // # Bad input
 //
-// The Queue checks every argument before any store call, the same on every
-// store (PostgreSQL's text is the narrowest, so a key is what it holds); a
-// batch with one bad item stores none of them. storetest's
-// BadInputStoresNothing holds every store to this table:
+// The Queue checks every argument before any store call, so bad input gets
+// the same error on every store, and a batch with one bad item stores none
+// of them. The narrowest store sets each bound (PostgreSQL's text for keys
+// and names, Redis's doubles for times and counts). One table for every
+// store; storetest's BadInputStoresNothing holds each store to its "else"
+// column, through every call that takes the argument, and
+// EdgeInputReadsBackAlike to its "accepted" one:
 //
-//	argument                     accepted                                  else
-//	task key (every call)        1..MaxKeyLen bytes of UTF-8 without NUL   ErrKey
-//	payload                      at most MaxPayloadLen bytes               ErrPayload
-//	TaskOption                   as each option says                       ErrTaskOption
-//	periodic name                1..MaxPeriodicNameLen bytes, as a key     ErrPeriodicName
-//	List's state, limit, cursor  a State, at least 1, List's own cursor    ErrState, ErrLimit, ErrCursor
-//	Complete's token             a Task.Token                              ErrToken
-//	Options (New)                as each field says                        ErrOptions
+//	argument (calls)                   accepted                                  else
+//	task key (every call with one)     1..MaxKeyLen bytes of UTF-8 without NUL   ErrKey
+//	  AddHTTP's, also                  a header value: no control character      ErrKey
+//	                                   but tab, no space or tab at either end
+//	payload (Add…, Replace, Periodic)  at most MaxPayloadLen bytes, any bytes    ErrPayload
+//	TaskOption                         as each option says; not nil              ErrTaskOption
+//	HTTPTask (AddHTTP…, ReplaceHTTP)   as its fields say                         ErrInvalidURL, ErrInvalidMethod,
+//	                                                                             ErrInvalidHeader, ErrInvalidTimeout
+//	periodic name                      1..MaxPeriodicNameLen bytes, as a key     ErrPeriodicName
+//	List's state, limit, cursor        a State, at least 1, List's own cursor    ErrState, ErrLimit, ErrCursor
+//	Complete's token                   a Task.Token of a partition the store has ErrToken
+//	  of no current delivery           (any other store token included)          ErrStaleToken
+//	Options (New)                      as each field says; WorkerID UTF-8        ErrOptions
+//	                                   without NUL
+//
+// Taken and adjusted, never refused, alike on every store: a due time up
+// to 1970 is stored as 1 ms (due at once), one past 2^53 ms (year 287,396)
+// as 2^53 ms; List's limit over MaxListLimit is MaxListLimit; Dead's limit
+// below 1 returns nothing; a handler's error text becomes UTF-8 without NUL,
+// cut to 1 KiB on a rune's boundary (a history entry keeps its first 256
+// bytes, and there a rune cut reads as U+FFFD on PostgreSQL, as its bytes
+// elsewhere). A nil Schedule or Handler panics.
 //
 // # Layout
 //

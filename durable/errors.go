@@ -55,3 +55,11 @@ var (
 // will not heal; the error Run returns wraps it and the store's error. A
 // Store wraps it around such errors (see Store).
 var ErrUnrecoverable = errors.New("durable: store failure that retrying will not heal")
+
+// ErrUnavailable reports a store failure that retrying may heal: the store
+// unreachable, restarting, failing over, busy or timing out. Every store
+// wraps it around such errors (see Store), so a caller can tell "try again
+// later" (an HTTP service's 503) from a bug (500) whatever the store. The
+// operation may or may not have happened, as for any store error. An error
+// never wraps both it and ErrUnrecoverable.
+var ErrUnavailable = errors.New("durable: store unavailable")

@@ -25,15 +25,15 @@ func (r *runner) heartbeat(stop <-chan struct{}) {
 		}
 		r.beat.Lock()
 		r.mu.Lock()
-		byShard := map[int][]*delivery{}
+		byPartition := map[int][]*delivery{}
 		for d := range r.leases {
-			byShard[d.shard] = append(byShard[d.shard], d)
+			byPartition[d.partition] = append(byPartition[d.partition], d)
 		}
 		r.mu.Unlock()
-		for shard, ds := range byShard {
+		for partition, ds := range byPartition {
 			for len(ds) > 0 {
 				n := min(len(ds), maxBatch)
-				r.extend(shard, ds[:n], every)
+				r.extend(partition, ds[:n], every)
 				ds = ds[n:]
 			}
 		}
@@ -41,10 +41,10 @@ func (r *runner) heartbeat(stop <-chan struct{}) {
 	}
 }
 
-func (r *runner) extend(shard int, ds []*delivery, timeout time.Duration) {
+func (r *runner) extend(partition int, ds []*delivery, timeout time.Duration) {
 	ctx, cancel := context.WithTimeout(r.bgctx, timeout)
 	defer cancel()
-	codes, err := r.q.extend(ctx, shard, ds, r.q.opts.Lease)
+	codes, err := r.q.extend(ctx, partition, ds, r.q.opts.Lease)
 	if err != nil {
 		r.report("extend", err)
 		return

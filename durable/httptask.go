@@ -47,7 +47,15 @@ const (
 	// HeaderIdempotencyKey carries the task key, the same on every attempt.
 	HeaderIdempotencyKey = "Idempotency-Key"
 	// HeaderAttempt carries the attempt number, 1 for the first delivery.
-	HeaderAttempt = "X-Rediswheel-Attempt"
+	HeaderAttempt = "X-Durable-Attempt"
+	// HeaderAttemptRediswheel carries the attempt number too, under its name
+	// from before durable left rediswheel, so that receivers written for
+	// that name keep working.
+	//
+	// Deprecated: read HeaderAttempt. Every v0 release sends both headers,
+	// with the same value; v1.0.0 (docs/RELEASING.md) stops sending this
+	// one.
+	HeaderAttemptRediswheel = "X-Rediswheel-Attempt"
 )
 
 // DefaultHTTPTimeout bounds a callback whose task has no Timeout, unless HTTPDefaultTimeout says otherwise.
@@ -72,7 +80,8 @@ type HTTPTask struct {
 	// Method is any RFC 9110 token: GET, POST, PUT, PATCH, DELETE or a custom one. It is
 	// case-sensitive and never defaulted.
 	Method string
-	// Header is sent as given, except HeaderIdempotencyKey, HeaderAttempt and
+	// Header is sent as given, except HeaderIdempotencyKey, HeaderAttempt (and
+	// HeaderAttemptRediswheel) and
 	// HeaderCompletionToken, which the handler sets. Names must be tokens other than Host, Content-Length and Transfer-Encoding (net/http
 	// sets those from URL and Body); values must have no control character but tab. Upgrade, and
 	// Connection other than "close" or "keep-alive", are refused: HTTP/2 refuses to send them.
@@ -233,7 +242,8 @@ type httpHandler struct {
 // applies). Each attempt:
 //
 //   - is bounded by the task's Timeout, or the default timeout;
-//   - carries the task key in HeaderIdempotencyKey and the attempt number in HeaderAttempt;
+//   - carries the task key in HeaderIdempotencyKey and the attempt number in HeaderAttempt (and,
+//     until v1.0.0, in HeaderAttemptRediswheel);
 //   - carries the delivery's Task.Token in HeaderCompletionToken;
 //   - is done on a 2xx response, except 202 Accepted, which returns Detach(the task's
 //     CompletionTimeout): the task waits for Complete with that token (httpdetach.go);
@@ -317,6 +327,7 @@ func (h *httpHandler) handle(ctx context.Context, task Task) error {
 	}
 	req.Header.Set(HeaderIdempotencyKey, task.Key)
 	req.Header.Set(HeaderAttempt, strconv.Itoa(task.Attempt))
+	req.Header.Set(HeaderAttemptRediswheel, strconv.Itoa(task.Attempt)) // until v1.0.0: see its doc
 	setCompletionHeader(req, task)
 
 	resp, err := h.client.Do(req)

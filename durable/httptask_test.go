@@ -235,7 +235,8 @@ func TestHTTPHandlerRequest(t *testing.T) {
 				"Content-Type":         {"application/json"},
 				"X-Multi":              {"a", "b"},
 				"Idempotency-Key":      {"forged"}, // the handler's own value wins,
-				"x-rediswheel-attempt": {"9"},      // whatever the case of the name
+				"x-durable-attempt":    {"8"},      // whatever the case of the name,
+				"x-rediswheel-attempt": {"9"},      // the old name too
 			},
 			Body: body,
 		})
@@ -248,6 +249,7 @@ func TestHTTPHandlerRequest(t *testing.T) {
 		assert.Equal(t, []string{"a", "b"}, s.header.Values("X-Multi"))
 		assert.Equal(t, []string{"order-42/" + method}, s.header.Values(HeaderIdempotencyKey))
 		assert.Equal(t, []string{"3"}, s.header.Values(HeaderAttempt))
+		assert.Equal(t, []string{"3"}, s.header.Values(HeaderAttemptRediswheel), "the old name too, until v1.0.0")
 	}
 
 	require.NoError(t, sendHTTPTask(t, h, "k", 1, HTTPTask{URL: srv.URL, Method: "POST"}))

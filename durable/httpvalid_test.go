@@ -112,7 +112,7 @@ func stricterOnPurpose(ht HTTPTask) bool {
 	}
 	for name := range ht.Header {
 		switch http.CanonicalHeaderKey(name) {
-		case "Host", "Content-Length", "Transfer-Encoding", "Upgrade", HeaderIdempotencyKey, HeaderAttempt:
+		case "Host", "Content-Length", "Transfer-Encoding", "Upgrade", HeaderIdempotencyKey, HeaderAttempt, HeaderAttemptRediswheel:
 			return true
 		}
 	}

@@ -99,11 +99,13 @@ type StartEvent struct {
 // FinishEvent is the end of one delivery's handler.
 type FinishEvent struct {
 	Task Task
-	// Outcome is what Run asks of the store's settle, one of the settle
-	// outcome names: "done", "retry", "dead", "release" or "later", or
-	// "detach" for a Detach (no settle follows; see Complete). The
-	// settle may turn a retry into a death (no attempts left) or drop the
-	// task (cancelled, lease lost): see SettleEvent.
+	// Outcome is what the Queue decided for the delivery (decide.go) and
+	// sends to the store's Settle, an OutcomeKind: "done", "retry", "dead"
+	// (a Permanent error, or a failure at the last attempt), "release" or
+	// "later"; or "detach" for a Detach (no settle follows; see Complete).
+	// The store records it as told, unless Cancel was called while the
+	// handler ran (finished as cancelled) or the lease was lost (rejected):
+	// see SettleEvent.
 	Outcome string
 	// Error is the handler's error text as stored with the task ("" if none).
 	Error string
@@ -156,21 +158,21 @@ const (
 
 // observedClaim is claim, timed and reported to the Observer, with one
 // DeliveryStarted per task. Without an Observer it is claim.
-func (q *Queue) observedClaim(ctx context.Context, shard, limit int, lease time.Duration) (claimed, error) {
+func (q *Queue) observedClaim(ctx context.Context, partition, limit int, lease time.Duration) (claimed, error) {
 	o := q.opts.Observer
 	if o == nil {
-		return q.claim(ctx, shard, limit, lease)
+		return q.claim(ctx, partition, limit, lease)
 	}
 	began := time.Now()
-	c, err := q.claim(ctx, shard, limit, lease)
+	c, err := q.claim(ctx, partition, limit, lease)
 	if err != nil {
 		if ctx.Err() == nil { // not a store failure: Run is stopping
-			o.Claimed(ClaimEvent{Shard: shard, Duration: time.Since(began), Err: err})
+			o.Claimed(ClaimEvent{Shard: partition, Duration: time.Since(began), Err: err})
 		}
 		return c, err
 	}
-	o.Claimed(ClaimEvent{Shard: shard, Tasks: len(c.tasks), Duration: c.at.Sub(began)})
-	q.observeTrimmed(shard, c.trimmed)
+	o.Claimed(ClaimEvent{Shard: partition, Tasks: len(c.tasks), Duration: c.at.Sub(began)})
+	q.observeTrimmed(partition, c.trimmed)
 	for _, d := range c.tasks {
 		d.began = c.at
 		// Both times are the store's: claim only leases tasks due by c.now.
@@ -190,14 +192,14 @@ func (q *Queue) observeFinished(o outcome) outcome {
 
 // observedSettle is settle, timed and reported to the Observer. Without an
 // Observer it is settle.
-func (q *Queue) observedSettle(ctx context.Context, shard int, os []outcome) (Settled, error) {
+func (q *Queue) observedSettle(ctx context.Context, partition int, os []outcome) (Settled, error) {
 	o := q.opts.Observer
 	if o == nil {
-		return q.settle(ctx, shard, os)
+		return q.settle(ctx, partition, os)
 	}
 	began := time.Now()
-	s, err := q.settle(ctx, shard, os)
-	e := SettleEvent{Shard: shard, Tasks: len(os), Duration: time.Since(began), Err: err}
+	s, err := q.settle(ctx, partition, os)
+	e := SettleEvent{Shard: partition, Tasks: len(os), Duration: time.Since(began), Err: err}
 	for _, c := range s.Codes {
 		switch c {
 		case SettleDone:
@@ -217,9 +219,9 @@ func (q *Queue) observedSettle(ctx context.Context, shard int, os []outcome) (Se
 		}
 	}
 	o.Settled(e)
-	q.observeTrimmed(shard, s.DeadTrimmed)
+	q.observeTrimmed(partition, s.DeadTrimmed)
 	if s.RetainedTrimmed > 0 {
-		o.RetainedTrimmed(TrimEvent{Shard: shard, Tasks: s.RetainedTrimmed})
+		o.RetainedTrimmed(TrimEvent{Shard: partition, Tasks: s.RetainedTrimmed})
 	}
 	return s, err
 }
@@ -260,11 +262,11 @@ func (q *Queue) observeAdds(reqs []*AddRequest) {
 	}
 }
 
-// observeTrimmed reports n dead tasks trimmed from shard by a claim or a
+// observeTrimmed reports n dead tasks trimmed from partition by a claim or a
 // settle.
-func (q *Queue) observeTrimmed(shard int, n int) {
+func (q *Queue) observeTrimmed(partition int, n int) {
 	if o := q.opts.Observer; o != nil && n > 0 {
-		o.DeadTrimmed(TrimEvent{Shard: shard, Tasks: n})
+		o.DeadTrimmed(TrimEvent{Shard: partition, Tasks: n})
 	}
 }
 

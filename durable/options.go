@@ -96,7 +96,7 @@ type Options struct {
 	HistoryLen int
 	// WorkerID names this process's deliveries in task histories (default
 	// "host:pid:xxxx", the host name, pid and 4 random hex digits; at most
-	// 256 bytes).
+	// 256 bytes of UTF-8 without NUL, as histories keep it on every store).
 	WorkerID string
 	// Observer, if set, receives the Queue's events: see Observer.
 	Observer Observer
@@ -147,6 +147,7 @@ func (o Options) withDefaults() (Options, error) {
 		{o.HandlerTimeout < 0, fmt.Sprintf("HandlerTimeout %v", o.HandlerTimeout)},
 		{o.ShutdownGrace < 0, fmt.Sprintf("ShutdownGrace %v", o.ShutdownGrace)},
 		{len(o.WorkerID) > maxWorkerID, fmt.Sprintf("WorkerID of %d bytes (at most %d)", len(o.WorkerID), maxWorkerID)},
+		{checkText(o.WorkerID, maxWorkerID) != nil && o.WorkerID != "", fmt.Sprintf("WorkerID %q (want UTF-8 without NUL)", o.WorkerID)},
 		{o.PollInterval < 0, fmt.Sprintf("PollInterval %v", o.PollInterval)},
 	}
 	for _, c := range check {

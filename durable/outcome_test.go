@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,8 +73,12 @@ func TestOutcomeOf(t *testing.T) {
 	}
 
 	// A long error is cut.
-	o := r.outcomeOf(&delivery{task: Task{Attempt: 1}}, errors.New(string(make([]byte, 2*maxErrorText))))
+	o := r.outcomeOf(&delivery{task: Task{Attempt: 1}}, errors.New(strings.Repeat("x", 2*maxErrorText)))
 	assert.Len(t, o.err, maxErrorText)
+
+	// ... on a rune's boundary, as UTF-8 without NUL (storableText).
+	o = r.outcomeOf(&delivery{task: Task{Attempt: 1}}, errors.New("\x00\xff"+strings.Repeat("é", maxErrorText)))
+	assert.Equal(t, "\uFFFD"+strings.Repeat("é", (maxErrorText-3)/2), o.err)
 
 	// Once shutdown has cancelled the handlers, a failure is a release; a
 	// success or a Permanent still counts.

@@ -172,8 +172,8 @@ func (q *Queue) removeSleeper(s *sleeper) {
 }
 
 // unixMilliCeil is t in Unix milliseconds rounded up, so that a task is never
-// due before t. Times before 1970 become 0 (due at once); times past year
-// 285,000 become 2^53 ms, the last millisecond a Redis score (a double)
+// due before t. Times up to 1970 become 1 ms (due at once; not 0, which
+// some stores read back as no time); times past year 285,000 become 2^53 ms, the last millisecond a Redis score (a double)
 // holds exactly, the limit of every store.
 // Both ends are tested before t.UnixMilli, which wraps around for times
 // beyond about 292 million years either side of 1970: a time that far back
@@ -183,8 +183,8 @@ func unixMilliCeil(t time.Time) int64 {
 	if t.After(time.UnixMilli(maxExact)) {
 		return maxExact
 	}
-	if !t.After(time.UnixMilli(0)) {
-		return 0
+	if !t.After(time.UnixMilli(1)) {
+		return 1
 	}
 	ms := t.UnixMilli()
 	if t.After(time.UnixMilli(ms)) {

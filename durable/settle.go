@@ -20,7 +20,7 @@ type outcome struct {
 // the tasks are delivered again (at-least-once).
 func (r *runner) settleLoop() {
 	for o := range r.outcomes {
-		byShard := map[int][]outcome{o.d.shard: {o}}
+		byPartition := map[int][]outcome{o.d.partition: {o}}
 		n := 1
 	more:
 		for n < 4*maxBatch {
@@ -29,17 +29,17 @@ func (r *runner) settleLoop() {
 				if !ok {
 					break more
 				}
-				byShard[o.d.shard] = append(byShard[o.d.shard], o)
+				byPartition[o.d.partition] = append(byPartition[o.d.partition], o)
 				n++
 			default:
 				break more
 			}
 		}
-		for shard, os := range byShard {
+		for partition, os := range byPartition {
 			for len(os) > 0 {
 				k := min(len(os), maxBatch)
 				ctx, cancel := context.WithTimeout(r.bgctx, finalTimeout)
-				if _, err := r.q.observedSettle(ctx, shard, os[:k]); err != nil {
+				if _, err := r.q.observedSettle(ctx, partition, os[:k]); err != nil {
 					r.report("settle", err)
 				}
 				cancel()

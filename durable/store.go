@@ -31,7 +31,17 @@ import (
 //     (a lost reply); the Queue relies only on what the contract allows
 //     then (a lost Claim reply is absorbed by Limits.MaxUnconfirmed). An
 //     error that retrying will not heal (credentials refused, the store's
-//     protocol not understood) wraps ErrUnrecoverable, and ends Run.
+//     protocol not understood) wraps ErrUnrecoverable, and ends Run. An
+//     error that retrying may heal wraps ErrUnavailable, which callers of
+//     the Queue test for (timerd answers 503 for it, 500 for any other):
+//     the store unreachable or the connection cut (refused, reset, closed,
+//     a network timeout), the store restarting or failing over (Redis's
+//     LOADING, TRYAGAIN, CLUSTERDOWN, MASTERDOWN, READONLY; PostgreSQL's
+//     connection exceptions, class 08, and admin, crash or startup
+//     shutdown, 57P01-57P03), or busy (Redis's BUSY, PostgreSQL's
+//     serialization failures and deadlocks, 40001 and 40P01, too many
+//     connections, 53300; SQLite's SQLITE_BUSY and SQLITE_LOCKED). Any
+//     other error (a bug, a reply not understood) wraps neither.
 //
 // Partitions: a store splits its tasks among Partitions() partitions (a Redis
 // shard; 1 for a SQL table). Every key belongs to exactly one, fixed by the

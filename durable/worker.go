@@ -67,8 +67,9 @@ type Task struct {
 const (
 	// maxBatch caps the tasks one claim, settle or extend call moves, so a
 	// backlog drains in many short store calls (on Redis, scripts of ~1 ms of
-	// Redis CPU each) rather than one long one. It must also stay well under Lua's unpack limit
-	// (about 8000 values; a claim unpacks 4 per task).
+	// Redis CPU each) rather than one long one. It must also stay well under
+	// the Redis store's Lua unpack limit (about 8000 values; a claim unpacks
+	// 4 per task).
 	maxBatch = 128
 	// reapBatch caps the expired leases one claim call reclaims.
 	reapBatch = 64
@@ -91,9 +92,11 @@ const (
 //   - nil after ctx ends;
 //   - at once, an error wrapping ErrUnrecoverable and the store's error, when
 //     a claim fails for a reason retrying will not heal (the store says which:
-//     on Redis, credentials or commands refused, scripting unavailable, or a
-//     server that does not speak the Redis protocol);
-//   - never for other errors (the store unreachable, timeouts, failover...):
+//     credentials or commands refused, a schema missing or not the store's,
+//     a file that is not a database, a server that does not speak the
+//     store's protocol);
+//   - never for other errors (those wrapping ErrUnavailable: the store
+//     unreachable, timing out, failing over; and any other):
 //     it sends them to Options.OnError (or slog.Default at
 //     warning level when OnError is nil) and retries, after 250ms for a claim
 //     and at the next heartbeat for a lease; a lost ack leaves the task to be
@@ -196,10 +199,10 @@ type runner struct {
 // A delivery is one claimed task: its partition, the fencing token that
 // proves ownership, and the cancel func of its handler's context.
 type delivery struct {
-	shard  int // the store's partition
-	token  string
-	task   Task
-	policy Policy // the task's own policy, read by claim
+	partition int // the store's partition
+	token     string
+	task      Task
+	policy    Policy // the task's own policy, read by claim
 	// postponements counts the task's OutcomeLater in a row before this
 	// delivery, read by claim.
 	postponements int
@@ -240,11 +243,11 @@ func (r *runner) poll(ctx context.Context) error {
 	next := make([]int64, n)
 	var (
 		swept    time.Time // when the last sweep of every partition began
-		redisNow int64     // store time of the last claim reply, ms
-		redisAt  time.Time // local time that reply arrived
+		storeNow int64     // store time of the last claim reply, ms
+		storeAt  time.Time // local time that reply arrived
 	)
 	for ctx.Err() == nil {
-		// While sweeping, any Add must wake us: we may have passed its shard.
+		// While sweeping, any Add must wake us: we may have passed its partition.
 		// Hints from here on are read at the sweep's end or the next sweep;
 		// the tasks of earlier ones are in the store before our claims read it.
 		sl.until.Store(sweeping)
@@ -261,15 +264,15 @@ func (r *runner) poll(ctx context.Context) error {
 			full, failed bool
 			cut          bool // the sweep stopped before its last partition
 			began        = time.Now()
-			all          = redisNow == 0 || began.Sub(swept) >= q.maxSleep
+			all          = storeNow == 0 || began.Sub(swept) >= q.maxSleep
 			// now, as the store's time, rounded up: a partition is claimed at
 			// most a millisecond early, never late.
-			now = redisNow + (began.Sub(redisAt) + time.Millisecond - 1).Milliseconds()
+			now = storeNow + (began.Sub(storeAt) + time.Millisecond - 1).Milliseconds()
 		)
-		first := rand.N(n) // no shard is always served last
+		first := rand.N(n) // no partition is always served last
 		for i := range n {
-			shard := (first + i) % n
-			if !all && next[shard] > now {
+			partition := (first + i) % n
+			if !all && next[partition] > now {
 				continue // nothing due there that this Queue knows of
 			}
 			free := r.free()
@@ -285,10 +288,10 @@ func (r *runner) poll(ctx context.Context) error {
 			// leased back below. It is bounded by the lease it grants: a claim
 			// slower than that has leased nothing a handler could use.
 			cctx, cancel := context.WithTimeout(r.bgctx, q.opts.Lease)
-			c, err := q.observedClaim(cctx, shard, limit, q.opts.Lease)
+			c, err := q.observedClaim(cctx, partition, limit, q.opts.Lease)
 			cancel()
 			if err != nil {
-				next[shard] = 0 // claim it again
+				next[partition] = 0 // claim it again
 				if ctx.Err() == nil {
 					// The store wrapped ErrUnrecoverable around the errors
 					// that retrying will not heal.
@@ -300,7 +303,7 @@ func (r *runner) poll(ctx context.Context) error {
 				}
 				continue
 			}
-			redisNow, redisAt = c.now, c.at
+			storeNow, storeAt = c.now, c.at
 			for _, d := range c.tasks {
 				if ctx.Err() != nil {
 					// Claimed as Run was stopping: hand it straight back
@@ -314,9 +317,9 @@ func (r *runner) poll(ctx context.Context) error {
 			if len(c.tasks) == limit {
 				full = true
 			}
-			next[shard] = c.next
+			next[partition] = c.next
 			if c.next < 0 {
-				next[shard] = math.MaxInt64
+				next[partition] = math.MaxInt64
 			}
 		}
 		if all && !cut {
@@ -325,7 +328,7 @@ func (r *runner) poll(ctx context.Context) error {
 		wakeAt := swept.Add(q.maxSleep)
 		for _, d := range next {
 			if d != math.MaxInt64 {
-				wakeAt = minTime(wakeAt, redisAt.Add(time.Duration(d-redisNow)*time.Millisecond))
+				wakeAt = minTime(wakeAt, storeAt.Add(time.Duration(d-storeNow)*time.Millisecond))
 			}
 		}
 		switch {
@@ -346,15 +349,15 @@ func (r *runner) poll(ctx context.Context) error {
 		if !flowNext.IsZero() {
 			wakeAt = minTime(wakeAt, flowNext)
 		}
-		if redisNow > 0 {
+		if storeNow > 0 {
 			// until errs early (store time at the reply, plus the sleep from
 			// now), which costs at most a spurious wake-up. Store it before
 			// reading the hint: see sleeper.
-			until := redisNow + time.Until(wakeAt).Milliseconds()
+			until := storeNow + time.Until(wakeAt).Milliseconds()
 			sl.until.Store(until)
 			if h := sl.earliestHint(); h < until {
 				sl.until.Store(h)
-				wakeAt = minTime(wakeAt, redisAt.Add(time.Duration(h-redisNow)*time.Millisecond))
+				wakeAt = minTime(wakeAt, storeAt.Add(time.Duration(h-storeNow)*time.Millisecond))
 			}
 		}
 		d := time.Until(wakeAt)

@@ -200,6 +200,7 @@ func (s *Store) Add(ctx context.Context, reqs []*durable.AddRequest) (earliest i
 			return nil
 		})
 	}
+	err = unavailable(err) // once: the requests that failed together share it
 	for i, w := range writes {
 		switch {
 		case err != nil:

@@ -14,7 +14,7 @@ import (
 func (s *Store) Cancel(ctx context.Context, key string, retention time.Duration, maxRetained int) (durable.CancelResult, error) {
 	code, trimmed, err := s.cancel(ctx, key, retention, maxRetained)
 	if err != nil {
-		return durable.CancelResult{}, err
+		return durable.CancelResult{}, unavailable(err)
 	}
 	return durable.CancelResult{Found: code != cancelUnknown, RetainedTrimmed: trimmed}, nil
 }

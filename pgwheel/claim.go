@@ -20,7 +20,7 @@ func (s *Store) Claim(ctx context.Context, partition, limit int, lease time.Dura
 		UnconfirmedBound: lim.MaxUnconfirmed, Retention: lim.Retention,
 	})
 	if err != nil {
-		return durable.Claimed{}, unrecoverable(err)
+		return durable.Claimed{}, unavailable(unrecoverable(err))
 	}
 	out := durable.Claimed{Now: c.Now.UnixMilli(), Next: millisOf(c.Next), DeadTrimmed: c.DeadTrimmed, Paused: c.Paused,
 		Tasks: make([]durable.ClaimedTask, len(c.Tasks))}

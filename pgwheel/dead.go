@@ -10,7 +10,8 @@ import (
 
 // Dead is durable.Store's Dead: up to limit dead tasks, oldest first, with
 // their payloads (a dead task keeps it for Requeue).
-func (s *Store) Dead(ctx context.Context, limit int) ([]durable.DeadTask, error) {
+func (s *Store) Dead(ctx context.Context, limit int) (_ []durable.DeadTask, err error) {
+	defer func() { err = unavailable(err) }()
 	if limit < 0 {
 		return nil, fmt.Errorf("%w: dead: limit %d", ErrArgument, limit)
 	}

@@ -20,7 +20,7 @@ func (s *Store) Extend(ctx context.Context, partition int, lease time.Duration, 
 	}
 	codes, err := s.extend(ctx, lease, ls)
 	if err != nil {
-		return nil, err
+		return nil, unavailable(err)
 	}
 	out := make([]durable.ExtendCode, len(leases))
 	j := 0

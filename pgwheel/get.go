@@ -18,7 +18,7 @@ func (s *Store) Get(ctx context.Context, key string) (*durable.TaskInfo, error) 
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, unavailable(err)
 	}
 	return &i, nil
 }

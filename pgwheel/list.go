@@ -20,6 +20,7 @@ import (
 // one that moves may be listed twice or not at all. Each page is one
 // snapshot.
 func (s *Store) List(ctx context.Context, state durable.State, after *durable.ListPos, limit int) (tasks []durable.TaskInfo, next *durable.ListPos, err error) {
+	defer func() { err = unavailable(err) }()
 	place, filter := "", ""
 	switch state {
 	case durable.StateScheduled:

@@ -8,9 +8,9 @@ import (
 // Pause is durable.Store's Pause: pause or resume.
 func (s *Store) Pause(ctx context.Context, paused bool) error {
 	if paused {
-		return s.pause(ctx)
+		return unavailable(s.pause(ctx))
 	}
-	return s.resume(ctx)
+	return unavailable(s.resume(ctx))
 }
 
 // pause stops claims on the namespace until Resume: Claim still reaps

@@ -52,7 +52,7 @@ func (s *Store) Periodic(ctx context.Context, op durable.PeriodicOp, name string
 		return durable.PeriodicState{}, fmt.Errorf("%w: periodic op %q", ErrArgument, op)
 	}
 	if err != nil {
-		return durable.PeriodicState{}, err
+		return durable.PeriodicState{}, unavailable(err)
 	}
 	return durable.PeriodicState{Status: int64(st.Status), Pointer: max(millisOf(st.Pointer), 0), Now: st.Now.UnixMilli()}, nil
 }

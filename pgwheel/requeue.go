@@ -7,7 +7,8 @@ import (
 
 // Requeue is durable.Store's Requeue.
 func (s *Store) Requeue(ctx context.Context, key string) (requeued bool, due int64, err error) {
-	return s.requeue(ctx, key)
+	requeued, due, err = s.requeue(ctx, key)
+	return requeued, due, unavailable(err)
 }
 
 // requeue moves a dead task back to due at once (by the database clock)

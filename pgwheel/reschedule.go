@@ -10,7 +10,8 @@ import (
 
 // Reschedule is durable.Store's Reschedule.
 func (s *Store) Reschedule(ctx context.Context, key string, at int64) (durable.RescheduleResult, error) {
-	return s.reschedule(ctx, key, time.UnixMilli(at))
+	r, err := s.reschedule(ctx, key, time.UnixMilli(at))
+	return r, unavailable(err)
 }
 
 // reschedule moves a scheduled or retrying task to at (rounded up to the

@@ -25,7 +25,7 @@ func (s *Store) Settle(ctx context.Context, partition int, lim durable.Limits, o
 	st, err := s.settle(ctx, settleParams{DeadCap: lim.MaxDead, HistoryLen: lim.HistoryLen,
 		Retention: lim.Retention, MaxRetained: lim.MaxRetained}, ss)
 	if err != nil {
-		return durable.Settled{}, err
+		return durable.Settled{}, unavailable(err)
 	}
 	out := durable.Settled{Codes: make([]durable.SettleCode, len(outcomes)), Next: millisOf(st.NextDue),
 		DeadTrimmed: st.DeadTrimmed, RetainedTrimmed: st.KeptTrimmed}

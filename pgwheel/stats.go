@@ -24,7 +24,7 @@ func (s *Store) Stats(ctx context.Context) ([]durable.ShardStats, error) {
 	err := s.pool.QueryRow(ctx, statsSQL, s.namespace).Scan(&due, &retrying, &st.InFlight, &st.Dead,
 		&st.Retained, &cancelled, &st.Due, &oldest, &st.Paused)
 	if err != nil {
-		return nil, schemaMissing(fmt.Errorf("pgwheel: stats: %w", err))
+		return nil, unavailable(schemaMissing(fmt.Errorf("pgwheel: stats: %w", err)))
 	}
 	st.Scheduled = due - st.Due
 	st.OldestDue = time.Duration(oldest) * time.Millisecond

@@ -80,6 +80,7 @@ func (c *addCall) put(shard int, rs []*durable.AddRequest) {
 // never merges shards again.
 func (s *Store) Add(ctx context.Context, reqs []*durable.AddRequest) (earliest int64) {
 	if err := s.resolve(ctx); err != nil {
+		unavailable(&err)
 		for _, r := range reqs {
 			r.Status, r.Err = 0, err
 		}
@@ -120,6 +121,7 @@ func (s *Store) Add(ctx context.Context, reqs []*durable.AddRequest) (earliest i
 			default:
 				err = fmt.Errorf("rediswheel: add %d tasks to %d shards: %w", len(c.reqs), len(c.shards), err)
 			}
+			unavailable(&err)
 			for _, r := range c.reqs {
 				r.Err = err
 			}

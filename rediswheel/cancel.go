@@ -21,7 +21,8 @@ const (
 )
 
 // Cancel is durable.Store's Cancel.
-func (s *Store) Cancel(ctx context.Context, key string, retention time.Duration, maxRetained int) (durable.CancelResult, error) {
+func (s *Store) Cancel(ctx context.Context, key string, retention time.Duration, maxRetained int) (_ durable.CancelResult, err error) {
+	defer unavailable(&err)
 	if err := s.resolve(ctx); err != nil {
 		return durable.CancelResult{}, err
 	}

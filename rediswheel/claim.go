@@ -21,7 +21,8 @@ const (
 // Claim leases up to limit due tasks of shard for lease, after reaping
 // expired leases there (durable.Store's Claim). An error that retrying will
 // not heal wraps durable.ErrUnrecoverable.
-func (s *Store) Claim(ctx context.Context, shard, limit int, lease time.Duration, lim durable.Limits) (durable.Claimed, error) {
+func (s *Store) Claim(ctx context.Context, shard, limit int, lease time.Duration, lim durable.Limits) (_ durable.Claimed, err error) {
+	defer unavailable(&err)
 	if err := s.resolve(ctx); err != nil {
 		return durable.Claimed{}, err
 	}

@@ -72,6 +72,8 @@ const (
 	DefaultHTTPTimeout   = durable.DefaultHTTPTimeout
 	HeaderIdempotencyKey = durable.HeaderIdempotencyKey
 	HeaderAttempt        = durable.HeaderAttempt
+	// Deprecated: read HeaderAttempt; see durable.HeaderAttemptRediswheel.
+	HeaderAttemptRediswheel = durable.HeaderAttemptRediswheel
 )
 
 // The sentinel errors are durable's values.

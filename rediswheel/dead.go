@@ -16,7 +16,8 @@ const maxDeadLimit = 1<<31 - 1
 
 // Dead reads up to limit dead tasks of every shard, oldest first in each,
 // one script call per shard (durable.Store's Dead).
-func (s *Store) Dead(ctx context.Context, limit int) ([]durable.DeadTask, error) {
+func (s *Store) Dead(ctx context.Context, limit int) (_ []durable.DeadTask, err error) {
+	defer unavailable(&err)
 	if err := s.resolve(ctx); err != nil {
 		return nil, err
 	}
@@ -51,7 +52,8 @@ func (s *Store) Dead(ctx context.Context, limit int) ([]durable.DeadTask, error)
 }
 
 // Requeue is durable.Store's Requeue.
-func (s *Store) Requeue(ctx context.Context, key string) (bool, int64, error) {
+func (s *Store) Requeue(ctx context.Context, key string) (_ bool, _ int64, err error) {
+	defer unavailable(&err)
 	if err := s.resolve(ctx); err != nil {
 		return false, 0, err
 	}

@@ -223,7 +223,10 @@
 // wrapping ErrUnrecoverable when Redis refuses it in a way no retry heals
 // (NOAUTH/WRONGPASS, NOPERM, no EVAL/EVALSHA, not a Redis server). Other
 // errors go to Options.OnError, or to slog.Default at warning level when it
-// is nil, and are retried. A handler's context ends with cause
+// is nil, and are retried; those retrying may heal (network errors, a
+// closed client, LOADING, TRYAGAIN, CLUSTERDOWN, MASTERDOWN, READONLY,
+// BUSY, NOREPLICAS) wrap durable.ErrUnavailable, from every Store method
+// (unavailable.go). A handler's context ends with cause
 // ErrHandlerTimeout after its timeout; the delivery counts as a failed
 // attempt at once even if the handler ignores its context, and the handler
 // keeps its place among Concurrency until it returns.

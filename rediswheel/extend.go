@@ -12,7 +12,8 @@ import (
 // code each (durable.Store's Extend); durable's ExtendCode numbers are
 // lua/extend.lua's. The arguments and the reply are lua/extend.lua's: change
 // both together.
-func (s *Store) Extend(ctx context.Context, shard int, lease time.Duration, leases []durable.Lease) ([]durable.ExtendCode, error) {
+func (s *Store) Extend(ctx context.Context, shard int, lease time.Duration, leases []durable.Lease) (_ []durable.ExtendCode, err error) {
+	defer unavailable(&err)
 	if err := s.resolve(ctx); err != nil {
 		return nil, err
 	}

@@ -14,7 +14,8 @@ import (
 
 // Get reads the task under key in one script call (durable.Store's Get);
 // nil if it is in no state.
-func (s *Store) Get(ctx context.Context, key string) (*durable.TaskInfo, error) {
+func (s *Store) Get(ctx context.Context, key string) (_ *durable.TaskInfo, err error) {
+	defer unavailable(&err)
 	if err := s.resolve(ctx); err != nil {
 		return nil, err
 	}

@@ -213,8 +213,11 @@ func TestGetTellsRetryingFromScheduled(t *testing.T) {
 	cl, err = q.claim(ctx, 0, 1, MinLease)
 	require.NoError(t, err)
 	require.Len(t, cl.tasks, 1)
+	// The lease ends at the claim's time rounded up plus MinLease, and a
+	// reap reads Redis's clock rounded down: 2 ms past the claim's whole
+	// millisecond plus MinLease is past the lease by either rounding.
 	eventually(t, patience, "the lease to run out", func() bool {
-		return redisTime(t, q.client).After(time.UnixMilli(cl.now).Add(MinLease))
+		return redisTime(t, q.client).After(time.UnixMilli(cl.now).Add(MinLease + 2*time.Millisecond))
 	})
 	_, err = q.claim(ctx, 0, 0, time.Minute) // reaps, leases nothing
 	require.NoError(t, err)

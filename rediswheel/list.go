@@ -28,6 +28,7 @@ const listScan = 256
 // Measured on 16 shards, a page of 100 scheduled tasks takes ~4 ms of Redis
 // CPU, one of 10 ~1 ms (TestInspectionCost).
 func (s *Store) List(ctx context.Context, state durable.State, after *durable.ListPos, limit int) (tasks []durable.TaskInfo, next *durable.ListPos, err error) {
+	defer unavailable(&err)
 	if err := s.resolve(ctx); err != nil {
 		return nil, nil, err
 	}

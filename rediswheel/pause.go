@@ -16,7 +16,8 @@ const (
 
 // Pause sets or clears the pause flag of every shard, one pipeline
 // (durable.Store's Pause).
-func (s *Store) Pause(ctx context.Context, paused bool) error {
+func (s *Store) Pause(ctx context.Context, paused bool) (err error) {
+	defer unavailable(&err)
 	if err := s.resolve(ctx); err != nil {
 		return err
 	}

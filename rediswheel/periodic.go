@@ -15,7 +15,8 @@ func (s *Store) registryKey() string { return "{" + s.ns + ".periodic}:sched" }
 
 // Periodic runs one op of lua/periodic.lua on the registry (durable.Store's
 // Periodic); advance passes from and to, the other ops neither.
-func (s *Store) Periodic(ctx context.Context, op durable.PeriodicOp, name string, from, to int64) (durable.PeriodicState, error) {
+func (s *Store) Periodic(ctx context.Context, op durable.PeriodicOp, name string, from, to int64) (_ durable.PeriodicState, err error) {
+	defer unavailable(&err)
 	args := []any{string(op), name}
 	if op == durable.PeriodicAdvance {
 		args = append(args, from, to)

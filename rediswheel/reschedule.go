@@ -9,7 +9,8 @@ import (
 
 // Reschedule is durable.Store's Reschedule; lua/reschedule.lua answers
 // durable's RescheduleResult numbers.
-func (s *Store) Reschedule(ctx context.Context, key string, at int64) (durable.RescheduleResult, error) {
+func (s *Store) Reschedule(ctx context.Context, key string, at int64) (_ durable.RescheduleResult, err error) {
+	defer unavailable(&err)
 	if err := s.resolve(ctx); err != nil {
 		return 0, err
 	}

@@ -12,7 +12,8 @@ import (
 // lua/settle.lua's names and numbers.
 //
 // The arguments and the reply are lua/settle.lua's: change both together.
-func (s *Store) Settle(ctx context.Context, shard int, lim durable.Limits, os []durable.Outcome) (durable.Settled, error) {
+func (s *Store) Settle(ctx context.Context, shard int, lim durable.Limits, os []durable.Outcome) (_ durable.Settled, err error) {
+	defer unavailable(&err)
 	if err := s.resolve(ctx); err != nil {
 		return durable.Settled{}, err
 	}

@@ -16,7 +16,8 @@ import (
 // on a shard written by a rediswheel before them: its tasks already retrying
 // or cancelled then count as scheduled and done until they move; each count
 // is kept within its set's size, never negative.
-func (s *Store) Stats(ctx context.Context) ([]durable.ShardStats, error) {
+func (s *Store) Stats(ctx context.Context) (_ []durable.ShardStats, err error) {
+	defer unavailable(&err)
 	if err := s.resolve(ctx); err != nil {
 		return nil, err
 	}

@@ -223,7 +223,8 @@ func (s *Store) read(ctx context.Context, f func(tx *sql.Tx) error) error {
 
 // classify wraps durable.ErrUnrecoverable around the errors that retrying
 // will not heal: a closed store, a file that is not a database or is
-// corrupt, one the process may not write.
+// corrupt, one the process may not write; and durable.ErrUnavailable around
+// those it may heal (unavailable).
 func classify(err error) error {
 	if err == nil {
 		return nil
@@ -239,5 +240,5 @@ func classify(err error) error {
 			return fmt.Errorf("%w: %w", durable.ErrUnrecoverable, err)
 		}
 	}
-	return err
+	return unavailable(err)
 }

@@ -45,56 +45,6 @@ func testAddIsIdempotent(t *testing.T, open func(t *testing.T) durable.Store) {
 	}
 }
 
-// Bad input gets durable's sentinel errors, from the Queue, before the store
-// is called, and stores nothing: a batch with one bad item stores none of
-// its items. Keys and periodic names are 1..max bytes of UTF-8 without NUL
-// on every store (PostgreSQL's text cannot hold the others).
-func testBadInputStoresNothing(t *testing.T, open func(t *testing.T) durable.Store) {
-	q := newQueue(t, open(t), durable.Options{})
-	ctx := context.Background()
-	long := string(make([]byte, durable.MaxKeyLen+1))
-	for _, c := range []struct {
-		name string
-		err  error
-		want error
-	}{
-		{"empty key", second(q.Add(ctx, "", nil, time.Now())), durable.ErrKey},
-		{"long key", second(q.AddAfter(ctx, long, nil, time.Second)), durable.ErrKey},
-		{"batch key", second(q.AddBatch(ctx, []durable.Item{{Key: "ok"}, {Key: ""}})), durable.ErrKey},
-		{"NUL in key", second(q.Add(ctx, "b\x00", nil, time.Now())), durable.ErrKey},
-		{"invalid UTF-8 key", second(q.AddAfter(ctx, "b\xff", nil, time.Second)), durable.ErrKey},
-		{"NUL in a batch's key", second(q.AddBatch(ctx, []durable.Item{{Key: "a"}, {Key: "b\x00"}, {Key: "c"}})), durable.ErrKey},
-		{"invalid UTF-8 in a batch's key", second(q.AddBatch(ctx, []durable.Item{{Key: "a"}, {Key: "b\xc3"}})), durable.ErrKey},
-		{"bad option in a batch", second(q.AddBatch(ctx, []durable.Item{{Key: "a"}, {Key: "b", Options: []durable.TaskOption{durable.TaskTimeout(-1)}}})), durable.ErrTaskOption},
-		{"Replace NUL key", q.Replace(ctx, "b\x00", nil, time.Now()), durable.ErrKey},
-		{"Cancel NUL key", second(q.Cancel(ctx, "b\x00")), durable.ErrKey},
-		{"Get invalid UTF-8 key", second(q.Get(ctx, "b\xff")), durable.ErrKey},
-		{"bad option", second(q.Add(ctx, "k", nil, time.Now(), durable.TaskMaxAttempts(0))), durable.ErrTaskOption},
-		{"Replace key", q.Replace(ctx, "", nil, time.Now()), durable.ErrKey},
-		{"Cancel key", second(q.Cancel(ctx, "")), durable.ErrKey},
-		{"Get key", second(q.Get(ctx, "")), durable.ErrKey},
-		{"Get missing", second(q.Get(ctx, "missing")), durable.ErrNotFound},
-		{"Reschedule key", second(q.Reschedule(ctx, "", time.Now())), durable.ErrKey},
-		{"Requeue key", second(q.Requeue(ctx, "")), durable.ErrKey},
-		{"List state", third(q.List(ctx, "sleeping", "", 10)), durable.ErrState},
-		{"List limit", third(q.List(ctx, durable.StateDead, "", 0)), durable.ErrLimit},
-		{"List cursor", third(q.List(ctx, durable.StateDead, "not a cursor", 10)), durable.ErrCursor},
-		{"Periodic name", second(q.RemovePeriodic(ctx, "")), durable.ErrPeriodicName},
-		{"Periodic name with NUL", second(q.RemovePeriodic(ctx, "p\x00")), durable.ErrPeriodicName},
-		{"Periodic name not UTF-8", second(q.RemovePeriodic(ctx, "p\xff")), durable.ErrPeriodicName},
-	} {
-		if !errors.Is(c.err, c.want) {
-			t.Errorf("%s: %v, want an error wrapping %v", c.name, c.err, c.want)
-		}
-	}
-	if got := totals(t, q); got != (durable.ShardStats{}) {
-		t.Errorf("Stats after refused calls: %+v, want nothing stored", got)
-	}
-}
-
-func second[T any](_ T, err error) error        { return err }
-func third[T, U any](_ T, _ U, err error) error { return err }
-
 // Never early: a handler never starts before its task's time, and Task.Due
 // is that time.
 func testNeverEarly(t *testing.T, open func(t *testing.T) durable.Store) {

@@ -152,6 +152,55 @@ func testMethodClaim(t *testing.T, open func(t *testing.T) durable.Store) {
 		}
 	})
 
+	// A reap that buries tasks out of attempts keeps each partition's dead
+	// set to MaxDead as a settle does, and Claimed.DeadTrimmed counts what
+	// it dropped (the Observer's DeadTrimmed).
+	t.Run("reap/dead past MaxDead", func(t *testing.T) {
+		f := newFixture(t, open, durable.Options{MaxAttempts: 1, MaxDead: 1})
+		keys := []string{"a", "b", "c", "d", "e", "f"}
+		for _, k := range keys {
+			f.add(k, f.past, "p")
+		}
+		leased := 0
+		for p := range f.st.Partitions() { // the claims reap nothing: no lease has run out yet
+			c, err := f.st.Claim(f.ctx, p, len(keys), durable.MinLease, f.lim)
+			if err != nil {
+				t.Fatalf("Claim partition %d: %v", p, err)
+			}
+			var ls []durable.Lease
+			for _, ct := range c.Tasks {
+				ls = append(ls, durable.Lease{Key: ct.Key, Token: ct.Token})
+			}
+			leased += len(ls)
+			if len(ls) == 0 {
+				continue
+			}
+			if codes, err := f.st.Extend(f.ctx, p, durable.MinLease, ls); err != nil || slices.Contains(codes, durable.ExtendLost) {
+				t.Fatalf("Extend partition %d: %v, %v", p, codes, err)
+			}
+		}
+		if leased != len(keys) {
+			t.Fatalf("leased %d of %d due tasks", leased, len(keys))
+		}
+		if err := f.st.Pause(f.ctx, true); err != nil { // reap, lease nothing
+			t.Fatal(err)
+		}
+		trimmed := 0
+		Eventually(t, "every lease reaped", func() bool {
+			for p := range f.st.Partitions() {
+				c, err := f.st.Claim(f.ctx, p, 10, time.Hour, f.lim)
+				if err != nil {
+					t.Fatalf("Claim partition %d: %v", p, err)
+				}
+				trimmed += c.DeadTrimmed
+			}
+			return f.stats().InFlight == 0
+		})
+		if st := f.stats(); int(st.Dead)+trimmed != len(keys) || int(st.Dead) > f.st.Partitions() || st.Due != 0 {
+			t.Errorf("after the reaps: %+v, %d reported trimmed; want at most one dead per partition, the rest reported", st, trimmed)
+		}
+	})
+
 	// A lease that runs out is reaped by a later claim: due again with
 	// "lease expired", its attempt counted only if a heartbeat or settle
 	// confirmed it; dead when out of attempts; finished if cancelled.

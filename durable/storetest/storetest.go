@@ -35,6 +35,7 @@ func Run(t *testing.T, open func(t *testing.T) durable.Store) {
 	}{
 		{"AddIsIdempotent", testAddIsIdempotent},
 		{"BadInputStoresNothing", testBadInputStoresNothing},
+		{"EdgeInputReadsBackAlike", testEdgeInputReadsBackAlike},
 		{"NeverEarly", testNeverEarly},
 		{"CancelIsFinal", testCancelIsFinal},
 		{"CancelInFlightIsFinal", testCancelInFlightIsFinal},

@@ -1,18 +1,13 @@
 package api
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"strings"
-	"syscall"
 
+	"github.com/go-timingwheel/timingwheel/durable"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/apierror"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/ssrf"
-	"github.com/redis/go-redis/v9"
 )
 
 // isForbidden reports whether err, an error of Config.CheckCallback, refuses
@@ -67,7 +62,9 @@ func (h *handler) wrap(serve func(w http.ResponseWriter, r *http.Request) error)
 		case r.Context().Err() != nil:
 			// The client is gone; nobody reads this.
 			apierror.Write(w, apierror.Unavailable, "", "request cancelled")
-		case unavailable(err):
+		case errors.Is(err, durable.ErrUnavailable):
+			// A failure retrying may heal, as the store said (durable's
+			// Store contract): the store down, restarting, busy.
 			h.log.Warn("api: store unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
 			apierror.Write(w, apierror.Unavailable, "", "the task store is unavailable; try again")
 		default:
@@ -75,33 +72,4 @@ func (h *handler) wrap(serve func(w http.ResponseWriter, r *http.Request) error)
 			apierror.Write(w, apierror.Internal, "", "internal error")
 		}
 	})
-}
-
-// transientReplies start the Redis error replies that mean the server or
-// cluster cannot answer now, rather than that the command was wrong.
-var transientReplies = []string{"LOADING", "CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN", "READONLY", "BUSY", "NOREPLICAS"}
-
-// unavailable reports whether err says the store could not be reached or
-// could not answer, as opposed to a bug (an unexpected reply, a script
-// error): a network error on every store, and Redis's transient replies.
-// durable has no store-neutral mark of a transient error yet, so a store's
-// own (SQLite's "database is locked") is 500 here.
-func unavailable(err error) bool {
-	var ne net.Error
-	var re redis.Error
-	switch {
-	case errors.As(err, &ne), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
-		errors.Is(err, redis.ErrClosed), errors.Is(err, context.DeadlineExceeded),
-		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
-		return true
-	case errors.As(err, &re):
-		for _, p := range transientReplies {
-			if strings.HasPrefix(re.Error(), p) {
-				return true
-			}
-		}
-		return false
-	}
-	// go-redis's pool timeout is not exported.
-	return strings.Contains(err.Error(), "connection pool timeout")
 }

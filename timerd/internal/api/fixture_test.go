@@ -222,5 +222,5 @@ func (f *fixture) nothingStored() {
 }
 
 func schedulesFor(c redis.UniversalClient, q *rediswheel.Queue) *schedules.Store {
-	return schedules.New(schedules.RedisDefinitions(c, "unreachable"), q, slog.Default())
+	return schedules.New(schedules.WithErrors(schedules.RedisDefinitions(c, "unreachable"), rediswheel.Unavailable), q, slog.Default())
 }

@@ -198,7 +198,7 @@ func TestReceiver(t *testing.T) {
 	}, receiverWait, pollEvery, "the receiver did not say where it listens: %q", errOut.String())
 	req, _ := http.NewRequest("POST", addr+"/hooks/cancel", strings.NewReader(`{"order":1001}`))
 	req.Header.Set("Idempotency-Key", "order:1001:cancel")
-	req.Header.Set("X-Rediswheel-Attempt", "1")
+	req.Header.Set("X-Rediswheel-Attempt", "1") // an older sender's name, printed under the new one
 	req.Header.Set("Traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
@@ -212,7 +212,7 @@ func TestReceiver(t *testing.T) {
 		t.Fatalf("the receiver did not stop within %v of its context ending", receiverWait)
 	}
 	line := out.String()
-	for _, want := range []string{`POST /hooks/cancel`, `Idempotency-Key="order:1001:cancel"`, `X-Rediswheel-Attempt=1`,
+	for _, want := range []string{`POST /hooks/cancel`, `Idempotency-Key="order:1001:cancel"`, `X-Durable-Attempt=1`,
 		`traceparent=00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01`, `body="{\"order\":1001}"`} {
 		require.Contains(t, line, want)
 	}

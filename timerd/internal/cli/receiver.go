@@ -41,9 +41,13 @@ func runReceiver(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			body, _ := io.ReadAll(io.LimitReader(r.Body, maxReceivedBody))
 			mu.Lock()
-			fmt.Fprintf(stdout, "%s %s %s Idempotency-Key=%s X-Rediswheel-Attempt=%s traceparent=%s body=%s\n",
+			attempt := r.Header.Get("X-Durable-Attempt")
+			if attempt == "" {
+				attempt = r.Header.Get("X-Rediswheel-Attempt") // a sender older than the rename
+			}
+			fmt.Fprintf(stdout, "%s %s %s Idempotency-Key=%s X-Durable-Attempt=%s traceparent=%s body=%s\n",
 				time.Now().UTC().Format(time.RFC3339Nano), r.Method, r.URL.RequestURI(),
-				strconv.Quote(r.Header.Get("Idempotency-Key")), r.Header.Get("X-Rediswheel-Attempt"),
+				strconv.Quote(r.Header.Get("Idempotency-Key")), attempt,
 				r.Header.Get("Traceparent"), strconv.Quote(string(body)))
 			mu.Unlock()
 		})}

@@ -19,3 +19,44 @@ type Definitions interface {
 	// Delete removes name and returns the stored form it held, nil if none.
 	Delete(ctx context.Context, name string) (old []byte, err error)
 }
+
+// WithErrors is d with every error passed through wrap: the store's own
+// Unavailable (rediswheel's, pgwheel's, sqlitewheel's), which wraps
+// durable.ErrUnavailable around a failure retrying may heal, so that the
+// API answers 503 for it on the definitions as on the Queue's calls. The
+// server passes it where it opens the store; this package imports none.
+func WithErrors(d Definitions, wrap func(error) error) Definitions {
+	return wrapped{d, wrap}
+}
+
+type wrapped struct {
+	d    Definitions
+	wrap func(error) error
+}
+
+func (w wrapped) Swap(ctx context.Context, name string, raw []byte) ([]byte, error) {
+	old, err := w.d.Swap(ctx, name, raw)
+	return old, w.err(err)
+}
+
+func (w wrapped) Get(ctx context.Context, name string) ([]byte, error) {
+	raw, err := w.d.Get(ctx, name)
+	return raw, w.err(err)
+}
+
+func (w wrapped) All(ctx context.Context) (map[string][]byte, error) {
+	all, err := w.d.All(ctx)
+	return all, w.err(err)
+}
+
+func (w wrapped) Delete(ctx context.Context, name string) ([]byte, error) {
+	old, err := w.d.Delete(ctx, name)
+	return old, w.err(err)
+}
+
+func (w wrapped) err(err error) error {
+	if err == nil {
+		return nil
+	}
+	return w.wrap(err)
+}

@@ -99,7 +99,7 @@ func openRedis(cfg config.Config) (*backend, error) {
 		client.Close()
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	return &backend{kind: "redis", store: st, redis: client, defs: schedules.RedisDefinitions(client, cfg.Namespace),
+	return &backend{kind: "redis", store: st, redis: client, defs: schedules.WithErrors(schedules.RedisDefinitions(client, cfg.Namespace), rediswheel.Unavailable),
 		ping: func(ctx context.Context) error { return client.Ping(ctx).Err() }, close: client.Close}, nil
 }
 
@@ -138,7 +138,7 @@ func openSQLite(cfg config.Config) (*backend, error) {
 	if err == nil {
 		var defs schedules.Definitions
 		if defs, err = schedules.SQLiteDefinitions(ctx, db, cfg.Namespace); err == nil {
-			return &backend{kind: "sqlite", store: st, defs: defs, ping: db.PingContext,
+			return &backend{kind: "sqlite", store: st, defs: schedules.WithErrors(defs, sqlitewheel.Unavailable), ping: db.PingContext,
 				close: func() error { return errors.Join(db.Close(), st.Close()) }}, nil
 		}
 		db.Close()
@@ -178,6 +178,6 @@ func openPostgres(cfg config.Config) (*backend, error) {
 		pool.Close()
 		return nil, fmt.Errorf("server: PostgreSQL store: %w (run timerd migrate with the same -store)", err)
 	}
-	return &backend{kind: "postgres", store: st, defs: schedules.PostgresDefinitions(pool, cfg.Namespace),
+	return &backend{kind: "postgres", store: st, defs: schedules.WithErrors(schedules.PostgresDefinitions(pool, cfg.Namespace), pgwheel.Unavailable),
 		ping: check, close: func() error { pool.Close(); return nil }}, nil
 }
