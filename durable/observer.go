@@ -50,6 +50,11 @@ type Observer interface {
 	// extensions (whose errors also go to Options.OnError or the log). A
 	// claim error that ends Run (ErrUnrecoverable) is Run's to return.
 	StoreError(StoreErrorEvent)
+	// BreakerChanged reports each Flow breaker that opens (Failures
+	// failures in a row, or a failed probe) or closes (a probe succeeded),
+	// just after the handler whose result moved it returned. The move from
+	// open to half-open (a probe let through) is not reported.
+	BreakerChanged(BreakerEvent)
 }
 
 // NoopObserver implements Observer by ignoring every event. Embed it in an
@@ -64,6 +69,7 @@ func (NoopObserver) Settled(SettleEvent)         {}
 func (NoopObserver) DeadTrimmed(TrimEvent)       {}
 func (NoopObserver) RetainedTrimmed(TrimEvent)   {}
 func (NoopObserver) StoreError(StoreErrorEvent)  {}
+func (NoopObserver) BreakerChanged(BreakerEvent) {}
 
 // AddEvent is one batch of added tasks of one kind.
 type AddEvent struct {
@@ -107,9 +113,27 @@ type FinishEvent struct {
 	Outcome string
 	// Error is the handler's error text as stored with the task ("" if none).
 	Error string
-	// Duration runs from the claim's reply to the handler's return, local
-	// clock.
+	// Result is what the handler gave SetResult (for HTTPHandler, the
+	// callback's status code and body); zero if none, or after a timeout.
+	Result Result
+	// Duration runs from the handler's start to its return, local clock:
+	// a task that waited for its flow key (Flow) does not count the wait.
 	Duration time.Duration
+}
+
+// BreakerEvent is a Flow breaker that opened or closed.
+type BreakerEvent struct {
+	Key   string // the flow key: a callback's origin with HTTPOrigin
+	State string // "open" or "closed"
+	// Failures counts the failures in a row that opened it (1 for a failed
+	// probe); 0 when it closes.
+	Failures int
+	// Error is the error text of the delivery that opened it ("" if it
+	// closed, or timed out: then "handler timeout").
+	Error string
+	// OpenUntil is when an open breaker lets a probe through; zero when it
+	// closes.
+	OpenUntil time.Time
 }
 
 // SettleEvent is one settle round trip of one partition: the tasks it was sent
@@ -172,7 +196,6 @@ func (q *Queue) observedClaim(ctx context.Context, shard, limit int, lease time.
 	o.Claimed(ClaimEvent{Shard: shard, Tasks: len(c.tasks), Duration: c.at.Sub(began)})
 	q.observeTrimmed(shard, c.trimmed)
 	for _, d := range c.tasks {
-		d.began = c.at
 		// Both times are the store's: claim only leases tasks due by c.now.
 		late := max(c.now-d.task.Due.UnixMilli(), 0)
 		o.DeliveryStarted(StartEvent{Task: d.task, Lateness: time.Duration(late) * time.Millisecond})
@@ -183,7 +206,7 @@ func (q *Queue) observedClaim(ctx context.Context, shard, limit int, lease time.
 // observeFinished reports the handler's return that o settles, and returns o.
 func (q *Queue) observeFinished(o outcome) outcome {
 	if obs := q.opts.Observer; obs != nil {
-		obs.HandlerFinished(FinishEvent{Task: o.d.task, Outcome: string(o.kind), Error: o.err, Duration: time.Since(o.d.began)})
+		obs.HandlerFinished(FinishEvent{Task: o.d.task, Outcome: string(o.kind), Error: o.err, Result: o.result, Duration: time.Since(o.d.began)})
 	}
 	return o
 }

@@ -203,7 +203,7 @@ type delivery struct {
 	// postponements counts the task's OutcomeLater in a row before this
 	// delivery, read by claim.
 	postponements int
-	began         time.Time // when claim's reply came; set only for an Observer
+	began         time.Time // when its handler started; set only for an Observer
 	// ctx is the handler's context and cancel its cancel func, made by lease.
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -392,6 +392,10 @@ func (r *runner) start(d *delivery) {
 		r.lease(d)
 	} // else it waited for its flow key, leased
 	d.task.Token = completionToken(d) // before bound: its timeout reads d.task
+	if r.q.opts.Observer != nil {
+		// Here, not at the claim: a wait for the flow key is not the handler's time.
+		d.began = time.Now()
+	}
 	hctx, timedOut := r.bound(d.ctx, d)
 	r.handlers.Add(1)
 	go func() {
