@@ -28,9 +28,10 @@ type Observer interface {
 	// Claimed follows each claim round trip of Run, successful or not; one
 	// whose Run was stopping is not reported.
 	Claimed(ClaimEvent)
-	// DeliveryStarted reports each task Run claimed, just before its handler
-	// starts. A task claimed as Run stops is released without running: it
-	// has no HandlerFinished.
+	// DeliveryStarted reports each delivery just before its handler starts:
+	// after its claim, and after any wait for its flow key (Flow). A task
+	// claimed as Run stops, or handed back by flow control, does not start
+	// and has neither event.
 	DeliveryStarted(StartEvent)
 	// HandlerFinished reports each handler's return, with what Run asks the
 	// store's settle to do with the task; a handler that outlives its timeout
@@ -96,9 +97,10 @@ type ClaimEvent struct {
 // StartEvent is the start of one delivery.
 type StartEvent struct {
 	Task Task
-	// Lateness is how long after Task.Due the task was claimed, by the
-	// store's clock (the claim's time minus Due), to the millisecond: the
-	// scheduling delay, free of any clock skew between worker and store.
+	// Lateness is how long after Task.Due the handler starts: the claim's
+	// time minus Due by the store's clock, to the millisecond, plus the
+	// local time from the claim's reply to the start (a wait for the flow
+	// key). It is free of any clock skew between worker and store.
 	Lateness time.Duration
 }
 
@@ -197,10 +199,18 @@ func (q *Queue) observedClaim(ctx context.Context, shard, limit int, lease time.
 	q.observeTrimmed(shard, c.trimmed)
 	for _, d := range c.tasks {
 		// Both times are the store's: claim only leases tasks due by c.now.
-		late := max(c.now-d.task.Due.UnixMilli(), 0)
-		o.DeliveryStarted(StartEvent{Task: d.task, Lateness: time.Duration(late) * time.Millisecond})
+		d.claimLate = time.Duration(max(c.now-d.task.Due.UnixMilli(), 0)) * time.Millisecond
+		d.claimedAt = c.at
 	}
 	return c, nil
+}
+
+// observeStarted reports that d's handler starts now.
+func (q *Queue) observeStarted(d *delivery, now time.Time) {
+	if o := q.opts.Observer; o != nil {
+		d.began = now
+		o.DeliveryStarted(StartEvent{Task: d.task, Lateness: d.claimLate + now.Sub(d.claimedAt)})
+	}
 }
 
 // observeFinished reports the handler's return that o settles, and returns o.

@@ -16,7 +16,8 @@ import (
 // TestFinishDurationExcludesFlowWait: a delivery parked behind its flow key
 // (here a Limit of one at a time, as behind an open breaker) reports the
 // handler's time in FinishEvent.Duration, not the time it waited since its
-// claim (DeliveryStarted). Issue 31: a 2 ms 404 read "took 1m17s".
+// claim; and its StartEvent, sent as its handler starts, counts that wait
+// in its Lateness. Issue 31: a 2 ms 404 read "took 1m17s".
 func TestFinishDurationExcludesFlowWait(t *testing.T) {
 	const park = 300 * time.Millisecond
 	flow, err := durable.NewFlow(durable.FlowOptions{Default: durable.Limit{Concurrency: 1}})
@@ -54,17 +55,34 @@ func TestFinishDurationExcludesFlowWait(t *testing.T) {
 	ev.mu.Unlock()
 	require.Positive(t, waited, "the quick task was claimed, then waited for the slow one")
 	assert.Less(t, f.Duration, waited, "the duration is the handler's, not the wait's")
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	require.Len(t, ev.started, 2)
+	assert.Equal(t, "quick", ev.started[1].Task.Key)
+	assert.GreaterOrEqual(t, ev.started[1].Lateness, waited/2, "lateness runs to the handler's start, the wait included")
 }
 
-// claimTimes is events, with the local time of each DeliveryStarted.
+// claimTimes is events, with the local time of the last claim that leased
+// the task: a Claimed event comes before the DeliveryStarted of its tasks.
 type claimTimes struct {
 	events
-	at map[string]time.Time
+	at   map[string]time.Time
+	last time.Time
+}
+
+func (c *claimTimes) Claimed(x durable.ClaimEvent) {
+	if x.Tasks == 0 {
+		return
+	}
+	c.mu.Lock()
+	c.last = time.Now()
+	c.mu.Unlock()
 }
 
 func (c *claimTimes) DeliveryStarted(x durable.StartEvent) {
 	c.mu.Lock()
-	c.at[x.Task.Key] = time.Now()
+	c.at[x.Task.Key] = c.last
+	c.started = append(c.started, x)
 	c.mu.Unlock()
 }
 

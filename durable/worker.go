@@ -203,7 +203,12 @@ type delivery struct {
 	// postponements counts the task's OutcomeLater in a row before this
 	// delivery, read by claim.
 	postponements int
-	began         time.Time // when its handler started; set only for an Observer
+	// For an Observer only: began is when its handler started; claimLate
+	// how late its claim was by the store's clock, claimedAt when the
+	// claim's reply came, local clock.
+	began     time.Time
+	claimLate time.Duration
+	claimedAt time.Time
 	// ctx is the handler's context and cancel its cancel func, made by lease.
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -392,10 +397,9 @@ func (r *runner) start(d *delivery) {
 		r.lease(d)
 	} // else it waited for its flow key, leased
 	d.task.Token = completionToken(d) // before bound: its timeout reads d.task
-	if r.q.opts.Observer != nil {
-		// Here, not at the claim: a wait for the flow key is not the handler's time.
-		d.began = time.Now()
-	}
+	// Here, not at the claim: a wait for the flow key is not the handler's
+	// time, and is part of its lateness.
+	r.q.observeStarted(d, time.Now())
 	hctx, timedOut := r.bound(d.ctx, d)
 	r.handlers.Add(1)
 	go func() {

@@ -118,7 +118,7 @@ func New(namespace string, opts ...Option) *Metrics {
 		added: prometheus.NewCounterVec(counter("tasks_added_total",
 			"Tasks stored by Add, AddAfter, AddBatch (mode add) or Replace (mode replace)."), []string{"mode"}),
 		fired: prometheus.NewCounter(counter("tasks_fired_total",
-			"Deliveries started: tasks claimed by Run, once per attempt.")),
+			"Deliveries started: handlers started by Run, once per attempt.")),
 		settled: prometheus.NewCounterVec(counter("tasks_settled_total",
 			"Finished deliveries by what became of the task."), []string{"result"}),
 		trimmed: prometheus.NewCounter(counter("dead_tasks_trimmed_total",

@@ -61,7 +61,7 @@ func TestMetricsAfterKnownWork(t *testing.T) {
 # TYPE durable_tasks_added_total counter
 durable_tasks_added_total{mode="add",namespace="orders"} 15
 durable_tasks_added_total{mode="replace",namespace="orders"} 1
-# HELP durable_tasks_fired_total Deliveries started: tasks claimed by Run, once per attempt.
+# HELP durable_tasks_fired_total Deliveries started: handlers started by Run, once per attempt.
 # TYPE durable_tasks_fired_total counter
 durable_tasks_fired_total{namespace="orders"} 13
 # HELP durable_tasks_settled_total Finished deliveries by what became of the task.
