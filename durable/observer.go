@@ -200,16 +200,14 @@ func (q *Queue) observedClaim(ctx context.Context, shard, limit int, lease time.
 	for _, d := range c.tasks {
 		// Both times are the store's: claim only leases tasks due by c.now.
 		d.claimLate = time.Duration(max(c.now-d.task.Due.UnixMilli(), 0)) * time.Millisecond
-		d.claimedAt = c.at
 	}
 	return c, nil
 }
 
-// observeStarted reports that d's handler starts now.
-func (q *Queue) observeStarted(d *delivery, now time.Time) {
+// observeStarted reports that d's handler starts (at d.began).
+func (q *Queue) observeStarted(d *delivery) {
 	if o := q.opts.Observer; o != nil {
-		d.began = now
-		o.DeliveryStarted(StartEvent{Task: d.task, Lateness: d.claimLate + now.Sub(d.claimedAt)})
+		o.DeliveryStarted(StartEvent{Task: d.task, Lateness: d.claimLate + d.waited()})
 	}
 }
 

@@ -23,7 +23,7 @@ func TestFinishDurationExcludesFlowWait(t *testing.T) {
 	flow, err := durable.NewFlow(durable.FlowOptions{Default: durable.Limit{Concurrency: 1}})
 	require.NoError(t, err)
 	ev := &claimTimes{at: map[string]time.Time{}}
-	q := newQueue(t, 1, durable.Options{Observer: ev, Flow: flow})
+	q := newQueue(t, 1, durable.Options{Observer: ev, Flow: flow, Retention: time.Hour, HistoryLen: 5})
 	ctx := context.Background()
 	firstIn := make(chan struct{})
 	var mu sync.Mutex
@@ -60,6 +60,16 @@ func TestFinishDurationExcludesFlowWait(t *testing.T) {
 	require.Len(t, ev.started, 2)
 	assert.Equal(t, "quick", ev.started[1].Task.Key)
 	assert.GreaterOrEqual(t, ev.started[1].Lateness, waited/2, "lateness runs to the handler's start, the wait included")
+
+	// The store's history entry, which the dashboard's "took" reads, too.
+	var info durable.TaskInfo
+	require.Eventually(t, func() bool {
+		info, err = q.Get(ctx, "quick")
+		return err == nil && info.State == durable.StateDone
+	}, patience, 5*time.Millisecond)
+	require.Len(t, info.History, 1)
+	entry := info.History[0]
+	assert.Less(t, entry.End.Sub(entry.Start), waited, "took: the handler's time, not the wait's")
 }
 
 // claimTimes is events, with the local time of the last claim that leased
