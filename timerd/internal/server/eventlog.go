@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -110,7 +111,7 @@ func (l *eventLog) line(b *budget, level slog.Level, msg string, attrs ...slog.A
 	if suppressed > 0 {
 		attrs = append(attrs, slog.Int("suppressed", suppressed))
 	}
-	l.log.LogAttrs(nil, level, msg, attrs...) //nolint:staticcheck // no context: an Observer gets none
+	l.log.LogAttrs(context.Background(), level, msg, attrs...) // an Observer gets no context
 }
 
 func (l *eventLog) HandlerFinished(e durable.FinishEvent) {
