@@ -101,26 +101,34 @@ func (b *breaker) admit() {
 	}
 }
 
-// succeeded closes the breaker.
-func (b *breaker) succeeded() { *b = breaker{} }
+// succeeded closes the breaker, and reports whether it was not closed.
+func (b *breaker) succeeded() (closed bool) {
+	closed = b.state != breakerClosed
+	*b = breaker{}
+	return closed
+}
 
 // failed counts a failure at now; the N-th in a row, or a failed probe, opens
-// the breaker.
-func (b *breaker) failed(cfg Breaker, now time.Time) {
+// the breaker. It returns the failures in a row that opened it, 0 if it did
+// not open.
+func (b *breaker) failed(cfg Breaker, now time.Time) (opened int) {
 	if cfg.Failures == 0 {
-		return
+		return 0
 	}
 	switch b.state {
 	case breakerClosed:
 		b.failures++
 		if b.failures >= cfg.Failures {
+			opened = b.failures
 			b.open(cfg.CoolDown, now)
 		}
 	case breakerHalfOpen:
 		if b.probing {
+			opened = 1
 			b.open(min(2*b.coolDown, cfg.MaxCoolDown), now)
 		}
 	}
+	return opened
 }
 
 // answered is a result that says nothing either way: a probe that ends so

@@ -35,7 +35,7 @@ func (q *Queue) claim(ctx context.Context, partition, limit int, lease time.Dura
 	out := claimed{at: time.Now(), now: c.Now, next: c.Next, trimmed: c.DeadTrimmed, paused: c.Paused}
 	out.tasks = make([]*delivery, len(c.Tasks))
 	for i, t := range c.Tasks {
-		out.tasks[i] = &delivery{partition: partition, token: t.Token, policy: t.Policy, postponements: t.Postponements, task: Task{
+		out.tasks[i] = &delivery{partition: partition, token: t.Token, policy: t.Policy, postponements: t.Postponements, claimedAt: out.at, task: Task{
 			Key: t.Key, Payload: t.Payload, Attempt: t.Attempt, Due: time.UnixMilli(t.Due),
 			OriginalDue: time.UnixMilli(t.OriginalDue), Type: t.Policy.Type,
 		}}

@@ -185,7 +185,9 @@ func (q *Queue) parseToken(token string) (completion, error) {
 // longer extends it (start unleased it before calling detach).
 func (r *runner) detach(d *delivery, within time.Duration) {
 	if o := r.q.opts.Observer; o != nil {
-		o.HandlerFinished(FinishEvent{Task: d.task, Outcome: "detach", Duration: time.Since(d.began)})
+		// The result (an HTTP task's 202) is the event's alone: Complete
+		// settles with the result its caller gives.
+		o.HandlerFinished(FinishEvent{Task: d.task, Outcome: "detach", Result: d.result.take(), Duration: time.Since(d.began)})
 	}
 	// Under beat: a heartbeat round that read d's lease before unlease could
 	// otherwise move it back to now+Lease after this Extend.

@@ -94,9 +94,29 @@ func (r *runner) flowFinished(d *delivery, hctx context.Context, err error) {
 	if d.flowKey == "" {
 		return
 	}
-	if r.gate.finish(d.flowKey, r.resultOf(hctx, err), time.Now()) {
+	waiting, moved := r.gate.finish(d.flowKey, r.resultOf(hctx, err), time.Now())
+	if waiting {
 		r.sleeper.poke()
 	}
+	if o := r.q.opts.Observer; o != nil && moved != nil {
+		if moved.State == breakerOpen.String() {
+			moved.Error = breakerError(hctx, err)
+		}
+		o.BreakerChanged(*moved)
+	}
+}
+
+// breakerError is the text a BreakerEvent gives for the failure that opened
+// it: the handler's error, cut as a stored one is, or its timeout.
+func breakerError(hctx context.Context, err error) string {
+	if errors.Is(context.Cause(hctx), ErrHandlerTimeout) || err == nil {
+		return ErrHandlerTimeout.Error()
+	}
+	s := err.Error()
+	if len(s) > maxErrorText {
+		s = s[:maxErrorText]
+	}
+	return s
 }
 
 // resultOf classifies a handler's return for the breaker (see Breaker).

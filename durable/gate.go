@@ -145,17 +145,22 @@ func (g *gate) ready(now time.Time, free int) (start, gone []*delivery, next tim
 
 // finish records that a delivery of key that admit or ready started has
 // returned with r at now. It reports whether tasks wait, for which the
-// poller should look again.
-func (g *gate) finish(key string, r result, now time.Time) (waiting bool) {
+// poller should look again, and the breaker's move if r moved it (opened
+// or closed; nil if not), for the Observer, with no Error set.
+func (g *gate) finish(key string, r result, now time.Time) (waiting bool, moved *BreakerEvent) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	ks := g.state(key)
 	ks.running--
 	switch r.kind {
 	case resultSuccess:
-		ks.breaker.succeeded()
+		if ks.breaker.succeeded() {
+			moved = &BreakerEvent{Key: key, State: breakerClosed.String()}
+		}
 	case resultFailure:
-		ks.breaker.failed(g.flow.breaker, now)
+		if n := ks.breaker.failed(g.flow.breaker, now); n > 0 {
+			moved = &BreakerEvent{Key: key, State: breakerOpen.String(), Failures: n, OpenUntil: ks.breaker.openUntil}
+		}
 	case resultPause:
 		ks.breaker.answered()
 		if until := now.Add(r.pause); until.After(ks.pausedUntil) {
@@ -165,7 +170,7 @@ func (g *gate) finish(key string, r result, now time.Time) (waiting bool) {
 		ks.breaker.answered()
 	}
 	g.tidy(key, ks, now)
-	return g.waiting > 0
+	return g.waiting > 0, moved
 }
 
 // try starts a delivery of key at now if the pause, the breaker and the

@@ -28,9 +28,10 @@ type Observer interface {
 	// Claimed follows each claim round trip of Run, successful or not; one
 	// whose Run was stopping is not reported.
 	Claimed(ClaimEvent)
-	// DeliveryStarted reports each task Run claimed, just before its handler
-	// starts. A task claimed as Run stops is released without running: it
-	// has no HandlerFinished.
+	// DeliveryStarted reports each delivery just before its handler starts:
+	// after its claim, and after any wait for its flow key (Flow). A task
+	// claimed as Run stops, or handed back by flow control, does not start
+	// and has neither event.
 	DeliveryStarted(StartEvent)
 	// HandlerFinished reports each handler's return, with what Run asks the
 	// store's settle to do with the task; a handler that outlives its timeout
@@ -50,6 +51,11 @@ type Observer interface {
 	// extensions (whose errors also go to Options.OnError or the log). A
 	// claim error that ends Run (ErrUnrecoverable) is Run's to return.
 	StoreError(StoreErrorEvent)
+	// BreakerChanged reports each Flow breaker that opens (Failures
+	// failures in a row, or a failed probe) or closes (a probe succeeded),
+	// just after the handler whose result moved it returned. The move from
+	// open to half-open (a probe let through) is not reported.
+	BreakerChanged(BreakerEvent)
 }
 
 // NoopObserver implements Observer by ignoring every event. Embed it in an
@@ -64,6 +70,7 @@ func (NoopObserver) Settled(SettleEvent)         {}
 func (NoopObserver) DeadTrimmed(TrimEvent)       {}
 func (NoopObserver) RetainedTrimmed(TrimEvent)   {}
 func (NoopObserver) StoreError(StoreErrorEvent)  {}
+func (NoopObserver) BreakerChanged(BreakerEvent) {}
 
 // AddEvent is one batch of added tasks of one kind.
 type AddEvent struct {
@@ -90,9 +97,10 @@ type ClaimEvent struct {
 // StartEvent is the start of one delivery.
 type StartEvent struct {
 	Task Task
-	// Lateness is how long after Task.Due the task was claimed, by the
-	// store's clock (the claim's time minus Due), to the millisecond: the
-	// scheduling delay, free of any clock skew between worker and store.
+	// Lateness is how long after Task.Due the handler starts: the claim's
+	// time minus Due by the store's clock, to the millisecond, plus the
+	// local time from the claim's reply to the start (a wait for the flow
+	// key). It is free of any clock skew between worker and store.
 	Lateness time.Duration
 }
 
@@ -109,9 +117,27 @@ type FinishEvent struct {
 	Outcome string
 	// Error is the handler's error text as stored with the task ("" if none).
 	Error string
-	// Duration runs from the claim's reply to the handler's return, local
-	// clock.
+	// Result is what the handler gave SetResult (for HTTPHandler, the
+	// callback's status code and body); zero if none, or after a timeout.
+	Result Result
+	// Duration runs from the handler's start to its return, local clock:
+	// a task that waited for its flow key (Flow) does not count the wait.
 	Duration time.Duration
+}
+
+// BreakerEvent is a Flow breaker that opened or closed.
+type BreakerEvent struct {
+	Key   string // the flow key: a callback's origin with HTTPOrigin
+	State string // "open" or "closed"
+	// Failures counts the failures in a row that opened it (1 for a failed
+	// probe); 0 when it closes.
+	Failures int
+	// Error is the error text of the delivery that opened it ("" if it
+	// closed, or timed out: then "handler timeout").
+	Error string
+	// OpenUntil is when an open breaker lets a probe through; zero when it
+	// closes.
+	OpenUntil time.Time
 }
 
 // SettleEvent is one settle round trip of one partition: the tasks it was sent
@@ -174,18 +200,23 @@ func (q *Queue) observedClaim(ctx context.Context, partition, limit int, lease t
 	o.Claimed(ClaimEvent{Shard: partition, Tasks: len(c.tasks), Duration: c.at.Sub(began)})
 	q.observeTrimmed(partition, c.trimmed)
 	for _, d := range c.tasks {
-		d.began = c.at
 		// Both times are the store's: claim only leases tasks due by c.now.
-		late := max(c.now-d.task.Due.UnixMilli(), 0)
-		o.DeliveryStarted(StartEvent{Task: d.task, Lateness: time.Duration(late) * time.Millisecond})
+		d.claimLate = time.Duration(max(c.now-d.task.Due.UnixMilli(), 0)) * time.Millisecond
 	}
 	return c, nil
+}
+
+// observeStarted reports that d's handler starts (at d.began).
+func (q *Queue) observeStarted(d *delivery) {
+	if o := q.opts.Observer; o != nil {
+		o.DeliveryStarted(StartEvent{Task: d.task, Lateness: d.claimLate + d.waited()})
+	}
 }
 
 // observeFinished reports the handler's return that o settles, and returns o.
 func (q *Queue) observeFinished(o outcome) outcome {
 	if obs := q.opts.Observer; obs != nil {
-		obs.HandlerFinished(FinishEvent{Task: o.d.task, Outcome: string(o.kind), Error: o.err, Duration: time.Since(o.d.began)})
+		obs.HandlerFinished(FinishEvent{Task: o.d.task, Outcome: string(o.kind), Error: o.err, Result: o.result, Duration: time.Since(o.d.began)})
 	}
 	return o
 }

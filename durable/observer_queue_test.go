@@ -27,6 +27,7 @@ type events struct {
 	finished             []durable.FinishEvent
 	settles              []durable.SettleEvent
 	errs                 []durable.StoreErrorEvent
+	breakers             []durable.BreakerEvent
 }
 
 func (e *events) TasksAdded(x durable.AddEvent) {

@@ -63,7 +63,8 @@ func (r *runner) settleLoop() {
 func (q *Queue) settle(ctx context.Context, partition int, os []outcome) (Settled, error) {
 	out := make([]Outcome, len(os))
 	for i, o := range os {
-		out[i] = Outcome{Key: o.d.task.Key, Token: o.d.token, Kind: o.kind, Delay: o.delay, Err: o.err, Result: o.result}
+		out[i] = Outcome{Key: o.d.task.Key, Token: o.d.token, Kind: o.kind, Delay: o.delay, Err: o.err, Result: o.result,
+			Waited: o.d.waited().Milliseconds()}
 	}
 	s, err := q.store.Settle(ctx, partition, q.limits, out)
 	if err != nil {

@@ -86,8 +86,11 @@ type TaskInfo struct {
 
 // Delivery is one past delivery of a task.
 type Delivery struct {
-	Attempt    int
-	Worker     string // Options.WorkerID of the Run that ran it
+	Attempt int
+	Worker  string // Options.WorkerID of the Run that ran it
+	// Start is when its handler started (its claim, plus any wait for its
+	// Flow key: Outcome.Waited), End when it was settled, both by the
+	// store's clock: End - Start is the handler's time.
 	Start, End time.Time
 	// Outcome is how it ended: done, retry, dead, release or later (what
 	// the handler's result made of it), cancelled, or lease expired.

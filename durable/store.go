@@ -329,6 +329,13 @@ type Outcome struct {
 	// MaxResultBody bytes of body: the store keeps it in the delivery's
 	// history entry, whatever the Kind (Delivery.Result).
 	Result Result
+	// Waited is how long, in ms, the delivery waited between its claim and
+	// its handler's start (for its Flow key), by the worker's clock: the
+	// store records the history entry's Start that much after the claim,
+	// never after its End, so that End - Start is the handler's time
+	// (issue 31: a 2 ms 404 parked behind a breaker read "took 1m17s").
+	// 0: the claim's time.
+	Waited int64
 }
 
 // OutcomeKind names what Store.Settle does with a finished delivery, as the

@@ -206,7 +206,12 @@ type delivery struct {
 	// postponements counts the task's OutcomeLater in a row before this
 	// delivery, read by claim.
 	postponements int
-	began         time.Time // when claim's reply came; set only for an Observer
+	// began is when its handler started, claimedAt when the claim's reply
+	// came (local clock; zero for a Complete's), claimLate how late the
+	// claim was by the store's clock (set only for an Observer).
+	began     time.Time
+	claimedAt time.Time
+	claimLate time.Duration
 	// ctx is the handler's context and cancel its cancel func, made by lease.
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -219,6 +224,14 @@ type delivery struct {
 	settling atomic.Bool
 	// result is what the handler gave SetResult, through ctx.
 	result resultSlot
+}
+
+// waited is how long d waited between its claim and its handler's start.
+func (d *delivery) waited() time.Duration {
+	if d.claimedAt.IsZero() || d.began.IsZero() {
+		return 0
+	}
+	return max(d.began.Sub(d.claimedAt), 0)
 }
 
 // tally is what the Queue decides d's outcome from.
@@ -395,6 +408,10 @@ func (r *runner) start(d *delivery) {
 		r.lease(d)
 	} // else it waited for its flow key, leased
 	d.task.Token = completionToken(d) // before bound: its timeout reads d.task
+	// Here, not at the claim: a wait for the flow key is not the handler's
+	// time (Outcome.Waited), and is part of its lateness.
+	d.began = time.Now()
+	r.q.observeStarted(d)
 	hctx, timedOut := r.bound(d.ctx, d)
 	r.handlers.Add(1)
 	go func() {

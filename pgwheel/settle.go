@@ -19,7 +19,8 @@ func (s *Store) Settle(ctx context.Context, partition int, lim durable.Limits, o
 	for _, o := range outcomes {
 		if tok, ok := parseToken(o.Token); ok {
 			ss = append(ss, settlement{Key: o.Key, Token: tok, Outcome: o.Kind,
-				Delay: time.Duration(o.Delay) * time.Millisecond, Error: o.Err, Result: o.Result})
+				Delay: time.Duration(o.Delay) * time.Millisecond, Error: o.Err, Result: o.Result,
+				Waited: time.Duration(o.Waited) * time.Millisecond})
 		}
 	}
 	st, err := s.settle(ctx, settleParams{DeadCap: lim.MaxDead, HistoryLen: lim.HistoryLen,
@@ -47,6 +48,7 @@ type settlement struct {
 	Delay   time.Duration  // retry and later: from the database clock at Settle, rounded up
 	Error   string         // the handler's error, stored as the task's last error
 	Result  durable.Result // what the delivery produced, kept in its log entry
+	Waited  time.Duration  // durable.Outcome.Waited: the log entry starts that much after the claim
 }
 
 // settleParams are the queue's settings Settle applies.
@@ -355,7 +357,13 @@ func (s *Store) settleOne(b *pgx.Batch, c clock, p settleParams, retainMs int64,
 	finished := outcome == durable.OutcomeDone || outcome == "cancelled"
 	// Queued first: it reads the delivery fields the moves below keep.
 	if retainMs > 0 || !finished {
-		s.remember(b, st.Key, t.d, c.now, string(outcome), errText, st.Result, p.HistoryLen)
+		d := t.d
+		if st.Waited > 0 { // the handler started later than the claim: durable.Outcome.Waited
+			if d.started = d.started.Add(st.Waited); d.started.After(c.now) {
+				d.started = c.now
+			}
+		}
+		s.remember(b, st.Key, d, c.now, string(outcome), errText, st.Result, p.HistoryLen)
 	}
 	switch outcome {
 	case durable.OutcomeDone, "cancelled":

@@ -17,10 +17,10 @@ func (s *Store) Settle(ctx context.Context, shard int, lim durable.Limits, os []
 	if err := s.resolve(ctx); err != nil {
 		return durable.Settled{}, err
 	}
-	args := make([]any, 0, 4+6*len(os))
+	args := make([]any, 0, 4+7*len(os))
 	args = append(args, lim.MaxDead, lim.HistoryLen, durationMilliCeil(lim.Retention), lim.MaxRetained)
 	for _, o := range os {
-		args = append(args, o.Key, o.Token, string(o.Kind), o.Delay, o.Err, encodeResult(o.Result))
+		args = append(args, o.Key, o.Token, string(o.Kind), o.Delay, o.Err, encodeResult(o.Result), max(o.Waited, 0))
 	}
 	v, err := settleScript.Run(ctx, s.client, s.keys[shard], args...).Int64Slice()
 	if err == nil && len(v) != len(os)+3 {

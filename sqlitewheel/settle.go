@@ -92,6 +92,9 @@ func (s *Store) settleOne(ctx context.Context, tx *sql.Tx, c clock, lim durable.
 	finished := outcome == string(durable.OutcomeDone) || outcome == "cancelled"
 	// A done task without retention leaves no log to read.
 	if retainMs > 0 || !finished {
+		if o.Waited > 0 { // the handler started later than the claim: durable.Outcome.Waited
+			d.started = min(d.started+o.Waited, c.now)
+		}
 		if err := s.remember(ctx, tx, o.Key, d, c.now, outcome, o.Err, o.Result, lim.HistoryLen); err != nil {
 			return 0, err
 		}

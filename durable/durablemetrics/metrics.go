@@ -54,6 +54,12 @@ type Metrics struct {
 	handlerBy map[string]prometheus.Observer
 	claim     prometheus.Histogram
 	settle    prometheus.Histogram
+	// deliveries and breakers are labelled by origin, of which origins
+	// bounds the values (origin.go).
+	deliveries *prometheus.CounterVec // outcome, status_class, origin
+	breakers   *prometheus.GaugeVec   // origin
+	origins    *origins
+	open       openBreakers
 
 	// The gauges, read from the store at each scrape.
 	tasksDesc, dueDesc, oldestDesc, pausedDesc *prometheus.Desc
@@ -67,6 +73,8 @@ type Option func(*config)
 type config struct {
 	statsTimeout   time.Duration
 	handlerBuckets []float64
+	maxOrigins     int
+	originKey      func(durable.Task) string
 }
 
 // StatsTimeout bounds the store calls that read the tasks per state at each
@@ -94,7 +102,8 @@ func HandlerBuckets(b []float64) Option {
 // the namespace's Queues, call WatchStats for the tasks per state, and
 // register m.
 func New(namespace string, opts ...Option) *Metrics {
-	cfg := config{statsTimeout: DefaultStatsTimeout, handlerBuckets: DefaultHandlerBuckets}
+	cfg := config{statsTimeout: DefaultStatsTimeout, handlerBuckets: DefaultHandlerBuckets,
+		maxOrigins: DefaultMaxOrigins, originKey: durable.HTTPOrigin}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -109,7 +118,7 @@ func New(namespace string, opts ...Option) *Metrics {
 		added: prometheus.NewCounterVec(counter("tasks_added_total",
 			"Tasks stored by Add, AddAfter, AddBatch (mode add) or Replace (mode replace)."), []string{"mode"}),
 		fired: prometheus.NewCounter(counter("tasks_fired_total",
-			"Deliveries started: tasks claimed by Run, once per attempt.")),
+			"Deliveries started: handlers started by Run, once per attempt.")),
 		settled: prometheus.NewCounterVec(counter("tasks_settled_total",
 			"Finished deliveries by what became of the task."), []string{"result"}),
 		trimmed: prometheus.NewCounter(counter("dead_tasks_trimmed_total",
@@ -121,7 +130,15 @@ func New(namespace string, opts ...Option) *Metrics {
 		lateness: prometheus.NewHistogram(histogram("lateness_seconds",
 			"How long after its due time each delivery started, by the store's clock.", latenessBuckets)),
 		handler: prometheus.NewHistogramVec(histogram("handler_duration_seconds",
-			"Time from a task's claim to its handler's return, by outcome.", cfg.handlerBuckets), []string{"outcome"}),
+			"Time from a handler's start to its return, by outcome.", cfg.handlerBuckets), []string{"outcome"}),
+		deliveries: prometheus.NewCounterVec(counter("deliveries_total",
+			"Finished deliveries by outcome, status class (2xx..5xx of the handler's Result code, none without one) and origin (MaxOrigins of them, then other; none for a task without one)."),
+			[]string{"outcome", "status_class", "origin"}),
+		breakers: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: prefix, Name: "breakers_open", ConstLabels: labels,
+			Help: "Flow breakers open in this process, by origin (MaxOrigins of them, then other): 1 while open, 0 once closed."},
+			[]string{"origin"}),
+		origins: &origins{key: cfg.originKey, max: cfg.maxOrigins, named: map[string]struct{}{}},
+		open:    openBreakers{open: map[string]struct{}{}},
 		claim: prometheus.NewHistogram(histogram("claim_duration_seconds",
 			"Round trips of successful claim calls.", roundTripBuckets)),
 		settle: prometheus.NewHistogram(histogram("settle_duration_seconds",
@@ -211,5 +228,6 @@ func initLabels(vec *prometheus.MetricVec, values []string) {
 }
 
 func (m *Metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.added, m.fired, m.settled, m.trimmed, m.kept, m.errors, m.lateness, m.handler, m.claim, m.settle}
+	return []prometheus.Collector{m.added, m.fired, m.settled, m.trimmed, m.kept, m.errors, m.lateness, m.handler, m.claim, m.settle,
+		m.deliveries, m.breakers}
 }

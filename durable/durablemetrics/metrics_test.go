@@ -61,7 +61,7 @@ func TestMetricsAfterKnownWork(t *testing.T) {
 # TYPE durable_tasks_added_total counter
 durable_tasks_added_total{mode="add",namespace="orders"} 15
 durable_tasks_added_total{mode="replace",namespace="orders"} 1
-# HELP durable_tasks_fired_total Deliveries started: tasks claimed by Run, once per attempt.
+# HELP durable_tasks_fired_total Deliveries started: handlers started by Run, once per attempt.
 # TYPE durable_tasks_fired_total counter
 durable_tasks_fired_total{namespace="orders"} 13
 # HELP durable_tasks_settled_total Finished deliveries by what became of the task.
@@ -135,11 +135,12 @@ func TestSeriesSayNothingOfAStore(t *testing.T) {
 	o.Settled(durable.SettleEvent{Done: 1})
 	o.DeadTrimmed(durable.TrimEvent{Tasks: 1})
 	o.RetainedTrimmed(durable.TrimEvent{Tasks: 1})
+	o.BreakerChanged(durable.BreakerEvent{Key: "https://a.example:443", State: "open"})
 	reg := prometheus.NewPedanticRegistry()
 	require.NoError(t, reg.Register(m))
 	families, err := reg.Gather()
 	require.NoError(t, err)
-	require.Len(t, families, 14, "every metric of the package doc's table")
+	require.Len(t, families, 16, "every metric of the package doc's table")
 
 	storeWords := regexp.MustCompile(`(?i)redis|shard|script|lua|postgres|sqlite`)
 	var states []string
@@ -286,6 +287,8 @@ func TestOptionsPanic(t *testing.T) {
 	assert.PanicsWithValue(t, "durablemetrics: StatsTimeout: duration must be positive", func() { StatsTimeout(0) })
 	assert.PanicsWithValue(t, "durablemetrics: HandlerBuckets: buckets must increase", func() { HandlerBuckets([]float64{1, 1}) })
 	assert.PanicsWithValue(t, "durablemetrics: WatchStats with nil StatsSource", func() { New("x").WatchStats(nil) })
+	assert.PanicsWithValue(t, "durablemetrics: MaxOrigins: want a positive count", func() { MaxOrigins(0) })
+	assert.PanicsWithValue(t, "durablemetrics: OriginKey with nil func", func() { OriginKey(nil) })
 	m := New("x", HandlerBuckets([]float64{1, 2}))
 	m.Observer().HandlerFinished(durable.FinishEvent{Outcome: "done", Duration: 1500 * time.Millisecond})
 	b := histograms(t, registry(t, m))[`durable_handler_duration_seconds{outcome="done"}`].GetBucket()

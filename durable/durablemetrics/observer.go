@@ -55,6 +55,21 @@ func (o observer) HandlerFinished(e durable.FinishEvent) {
 		h = o.m.handler.WithLabelValues(e.Outcome)
 	}
 	h.Observe(e.Duration.Seconds())
+	o.m.deliveries.WithLabelValues(e.Outcome, statusClass(e.Result.Code), o.m.origins.label(o.m.origins.key(e.Task))).Inc()
+}
+
+// BreakerChanged moves the breaker gauge of e's key, once per open and close.
+func (o observer) BreakerChanged(e durable.BreakerEvent) {
+	open := e.State == "open"
+	if !o.m.open.set(e.Key, open) {
+		return
+	}
+	g := o.m.breakers.WithLabelValues(o.m.origins.label(e.Key))
+	if open {
+		g.Inc()
+	} else {
+		g.Dec()
+	}
 }
 
 func (o observer) Settled(e durable.SettleEvent) {

@@ -75,7 +75,7 @@ func (p *partition) reap(c instant, lim durable.Limits) (buried int) {
 		if i >= lim.ReapBatch || t.at > c.now {
 			break
 		}
-		t.remember(c.now, "lease expired", "", durable.Result{}, lim.HistoryLen)
+		t.remember(c.now, "lease expired", "", durable.Result{}, lim.HistoryLen, 0)
 		if t.cancelled {
 			p.retire(t, durable.StateCancelled, c, millis(lim.Retention))
 			continue

@@ -69,7 +69,7 @@ func (p *partition) settle(t *task, o durable.Outcome, c instant, lim durable.Li
 	finished := kind == string(durable.OutcomeDone) || kind == string(durable.StateCancelled)
 	// A done task without retention leaves no history to read.
 	if retainMs > 0 || !finished {
-		t.remember(c.now, kind, o.Err, o.Result, lim.HistoryLen)
+		t.remember(c.now, kind, o.Err, o.Result, lim.HistoryLen, o.Waited)
 	}
 	t.token, t.unconfirmed = "", 0
 	switch {

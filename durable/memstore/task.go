@@ -80,10 +80,11 @@ func placeOf(s durable.State) place {
 const maxHistoryError = 256
 
 // remember appends the current delivery to t's history, ended at end as
-// outcome, then forgets all but the newest keep entries. Without a delivery
+// outcome, started waited ms after its claim (at most at end: see
+// durable.Outcome.Waited), then forgets all but the newest keep entries. Without a delivery
 // (never claimed) or with keep <= 0 it records nothing. The result's body is
 // cut to durable.MaxResultBody here too, as by every store.
-func (t *task) remember(end int64, outcome, errText string, r durable.Result, keep int) {
+func (t *task) remember(end int64, outcome, errText string, r durable.Result, keep int, waited int64) {
 	if keep <= 0 || t.delivery.Attempt == 0 {
 		return
 	}
@@ -99,6 +100,9 @@ func (t *task) remember(end int64, outcome, errText string, r durable.Result, ke
 		r.Body = append([]byte(nil), r.Body...)
 	}
 	d := t.delivery
+	if waited > 0 {
+		d.Start = msTime(min(d.Start.UnixMilli()+waited, end))
+	}
 	d.End, d.Outcome, d.Error, d.Result = msTime(end), outcome, errText, r
 	t.history = append(t.history, d)
 	if over := len(t.history) - keep; over > 0 {

@@ -161,6 +161,26 @@ func testMethodSettle(t *testing.T, open func(t *testing.T) durable.Store) {
 		}
 	})
 
+	// Outcome.Waited moves the history entry's Start after the claim by that
+	// much, never past its End: End - Start is the handler's time, not the
+	// wait for a Flow key (issue 31).
+	t.Run("history start after the wait", func(t *testing.T) {
+		f := newFixture(t, open, durable.Options{HistoryLen: 5})
+		f.add("k", f.past, "")
+		c := f.claimOne("k", time.Hour)
+		claimed := f.get("k").Started
+		time.Sleep(30 * time.Millisecond) // the store's clock passes at least as much
+		f.settle(c, durable.Outcome{Kind: durable.OutcomeRetry, Err: "a", Waited: 10})
+		h := f.get("k").History
+		if len(h) != 1 || !h[0].Start.Equal(claimed.Add(10*time.Millisecond)) || !h[0].End.After(h[0].Start) {
+			t.Errorf("history %+v, want Start at the claim %v plus 10ms", h, claimed)
+		}
+		f.settle(f.claimOne("k", time.Hour), durable.Outcome{Kind: durable.OutcomeRetry, Err: "b", Waited: time.Hour.Milliseconds()})
+		if h := f.get("k").History; len(h) != 2 || !h[1].Start.Equal(h[1].End) {
+			t.Errorf("history %+v, want Start capped at End", h)
+		}
+	})
+
 	t.Run("history length", func(t *testing.T) {
 		f := newFixture(t, open, durable.Options{HistoryLen: 2})
 		f.add("k", f.past, "")

@@ -140,15 +140,19 @@ end
 -- ms|worker", which claim writes; outcome is a settle outcome name,
 -- 'cancelled' or 'lease expired'. Error text is cut at 256 bytes here: the
 -- full last error is e|k. result is settle.go's text (encodeResult, bounded
--- there), opaque here; '' for none.
-local function remember(k, finish, outcome, err, keep, result)
+-- there), opaque here; '' for none. waited (ms, nil for none) moves the
+-- start that much after the claim, never past finish (durable's
+-- Outcome.Waited: a wait for a Flow key is not the handler's time).
+local function remember(k, finish, outcome, err, keep, result, waited)
   local c = redis.call('HGET', ctl, 'c|' .. k)
   if not c or keep <= 0 then return end
   local attempt, start, worker = string.match(c, '^(%d+)|(%d+)|(.*)$')
   if not attempt then return end -- not claim's format: no entry rather than a failed settle
   local h = redis.call('HGET', ctl, 'h|' .. k)
   local list = h and cjson.decode(h) or {}
-  local entry = {tonumber(attempt), worker, tonumber(start), finish, outcome, string.sub(err or '', 1, 256)}
+  start = tonumber(start)
+  if waited and waited > 0 then start = math.min(start + waited, finish) end
+  local entry = {tonumber(attempt), worker, start, finish, outcome, string.sub(err or '', 1, 256)}
   if result and result ~= '' then entry[7] = result end
   list[#list + 1] = entry
   while #list > keep do table.remove(list, 1) end

@@ -1,7 +1,8 @@
 -- settle: ARGV dead cap, history length, retention ms, max retained; then per
 -- task: key, token, outcome, delay ms, error text, result (settle.go's
 -- encodeResult text, '' for none: kept in the history entry, never read
--- here). The outcomes are durable's OutcomeKind names, each recorded as it
+-- here), waited ms (durable's Outcome.Waited: the history entry starts that
+-- much after the claim, at most at the settle). The outcomes are durable's OutcomeKind names, each recorded as it
 -- says (durable's state table, in its doc.go): the Queue decided it, and
 -- nothing here looks at attempts or postponements.
 --   done     the handler succeeded: the task is finished
@@ -25,8 +26,8 @@
 -- it has just scheduled, then how many dead tasks and how many retained tasks
 -- this call trimmed.
 local outcomes = {done = true, retry = true, dead = true, release = true, later = true}
-local header = 4
-if (#ARGV - header) % 6 ~= 0 then
+local header, per = 4, 7
+if (#ARGV - header) % per ~= 0 then
   return redis.error_reply('rediswheel: settle: bad arguments')
 end
 for i = 1, header do
@@ -34,14 +35,17 @@ for i = 1, header do
     return redis.error_reply('rediswheel: settle: bad argument ' .. i)
   end
 end
-local n = (#ARGV - header) / 6
+local n = (#ARGV - header) / per
 for j = 1, n do
-  local i = header + 6 * j - 5
+  local i = header + per * (j - 1) + 1
   if not outcomes[ARGV[i + 2]] then
     return redis.error_reply('rediswheel: unknown outcome ' .. ARGV[i + 2])
   end
   if not is_int(ARGV[i + 3]) or tonumber(ARGV[i + 3]) < 0 then
     return redis.error_reply('rediswheel: settle: bad delay ' .. ARGV[i + 3])
+  end
+  if not is_int(ARGV[i + 6]) or tonumber(ARGV[i + 6]) < 0 then
+    return redis.error_reply('rediswheel: settle: bad wait ' .. ARGV[i + 6])
   end
 end
 
@@ -50,7 +54,7 @@ local retain, max_retained = tonumber(ARGV[3]), tonumber(ARGV[4])
 local now, now_up = now_ms()
 local tfields, xfields = {}, {}
 for j = 1, n do
-  local k = ARGV[header + 6 * j - 5]
+  local k = ARGV[header + per * (j - 1) + 1]
   tfields[j] = 't|' .. k
   xfields[j] = 'x|' .. k
 end
@@ -70,14 +74,15 @@ local trimmed = 0
 local retained = 0
 local res = {}
 for j = 1, n do
-  local i = header + 6 * j - 5
+  local i = header + per * (j - 1) + 1
   local k, outcome, delay, err, result = ARGV[i], ARGV[i + 2], tonumber(ARGV[i + 3]), ARGV[i + 4], ARGV[i + 5]
+  local waited = tonumber(ARGV[i + 6])
   local code = 0
   -- The fencing check: only the holder of the current token may finish a task.
   if tokens[j] == ARGV[i + 1] and redis.call('ZREM', lease, k) == 1 then
     if cancelled[j] then outcome = 'cancelled' end
     if retain > 0 or (outcome ~= 'done' and outcome ~= 'cancelled') then
-      remember(k, now, outcome, err, keep, result)
+      remember(k, now, outcome, err, keep, result, waited)
     end
     if outcome ~= 'done' and outcome ~= 'cancelled' then
       redis.call('HDEL', ctl, 'u|' .. k) -- confirmed (see claim.lua); a finished task drops it with the rest

@@ -66,6 +66,10 @@ type Config struct {
 	// shows; nil: the store's own Payload method if it has one (each of
 	// timerd's stores has), else no request is shown.
 	Payload func(ctx context.Context, key string) ([]byte, error)
+	// Flow is the workers' flow control per origin (durable.HTTPOrigin
+	// keys): the overview lists its origins, a task page says why a task in
+	// flight waits. nil: neither is shown.
+	Flow *durable.Flow
 }
 
 // dashboard serves the pages; its fields are set by New and read only.

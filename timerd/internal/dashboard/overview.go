@@ -10,6 +10,10 @@ type overviewData struct {
 	Stats   durable.Stats
 	States  []durable.State
 	Outcome *outcome // of Pause or Resume
+	// Origins are the callback origins this process's workers hold
+	// (origins.go); nil without a Flow, when the section is left out.
+	Origins []origin
+	HasFlow bool
 }
 
 // overview shows the Queue's Stats as they are: per partition and in total, the
@@ -30,5 +34,6 @@ func (d *dashboard) overview(w http.ResponseWriter, r *http.Request) {
 		d.failStore(w, r, "Stats", err)
 		return
 	}
-	d.render(w, r, http.StatusOK, "overview", "Overview", overviewData{Stats: st, States: states, Outcome: outcomeOf(r)})
+	d.render(w, r, http.StatusOK, "overview", "Overview", overviewData{Stats: st, States: states, Outcome: outcomeOf(r),
+		Origins: d.origins(), HasFlow: d.Flow != nil})
 }

@@ -18,6 +18,9 @@ type taskData struct {
 	// Detached: in flight with its lease past any heartbeat's reach (now +
 	// Lease): its callback answered 202 and it waits for /complete or /fail.
 	Detached bool
+	// Held says why it may wait, in flight, for its origin (origins.go);
+	// "" if its origin is not held.
+	Held string
 }
 
 // task shows one task (Queue.Get): its state, times, attempts, last error,
@@ -58,5 +61,6 @@ func (d *dashboard) task(w http.ResponseWriter, r *http.Request) {
 		CanCancel: pending || info.State == durable.StateDead, CanRequeue: info.State == durable.StateDead,
 		Request:  req,
 		Detached: info.State == durable.StateInFlight && time.Until(info.Due) > d.Queue.Options().Lease,
+		Held:     d.heldLine(info, req),
 	})
 }

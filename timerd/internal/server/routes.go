@@ -50,7 +50,8 @@ func (s *Server) routes(reg *prometheus.Registry) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	dash, err := newDashboard(dashboard.Config{Queue: s.queue, Auth: checker, Namespace: s.cfg.Namespace, Log: s.log, Schedules: s.schedules, Payload: cfg.Payload})
+	dash, err := newDashboard(dashboard.Config{Queue: s.queue, Auth: checker, Namespace: s.cfg.Namespace, Log: s.log, Schedules: s.schedules, Payload: cfg.Payload,
+		Flow: s.flow})
 	if err != nil {
 		return nil, err
 	}

@@ -57,6 +57,7 @@ func New(cfg config.Config, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	metrics := durablemetrics.New(cfg.Namespace)
+	events := newEventLog(log, string(b.kind), time.Now)
 	var backoff func(int) time.Duration // zero bounds: durable's DefaultBackoff
 	if cfg.BackoffBase > 0 {
 		backoff = durable.ExponentialBackoff(cfg.BackoffBase, cfg.BackoffLimit)
@@ -69,10 +70,11 @@ func New(cfg config.Config, log *slog.Logger) (*Server, error) {
 		Retention:     cfg.Retention,
 		HistoryLen:    cfg.History,
 		ShutdownGrace: cfg.ShutdownGrace,
-		Observer:      metrics.Observer(),
+		Observer:      observers{metrics.Observer(), events},
 		Flow:          flow,
-		// Run retries these itself; they are worth a line, not a stop.
-		OnError:  func(err error) { log.Warn("durable", "store", b.kind, "err", err) },
+		// Run retries these itself; they are worth a line, not a stop, and
+		// not a line each: events logs an outage with backoff.
+		OnError:  func(err error) { events.storeFailed("run", err) },
 		LogAttrs: []slog.Attr{slog.String("namespace", cfg.Namespace)},
 	})
 	if err != nil {
