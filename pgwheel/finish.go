@@ -56,7 +56,7 @@ func (s *Store) remember(b *pgx.Batch, key string, d delivering, finish time.Tim
 		return
 	}
 	if len(errText) > maxHistoryError {
-		errText = storableText(errText[:maxHistoryError])
+		errText = storableText(cutText(errText, maxHistoryError))
 	}
 	if len(r.Body) > durable.MaxResultBody {
 		r.Body, r.Truncated = r.Body[:durable.MaxResultBody], true

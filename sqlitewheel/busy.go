@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-timingwheel/timingwheel/durable"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -21,20 +22,32 @@ import (
 // after a while of starvation however short the other's transactions (8 of
 // 10,000 adds failed after the default 5 s in 1 run of 4 with two
 // processes, issue 30): so beginWrite tries again, after a pause of
-// busyPauseMin doubling to busyPauseMax, until ctx ends, and then returns
-// ctx's error. Only the BEGIN is retried: once a transaction holds the
+// busyPauseMin doubling to busyPauseMax, until ctx ends or ten busy
+// timeouts have passed (busy: the Store's Options.BusyTimeout, 0 for the
+// default), and then returns an error that wraps durable.ErrUnavailable
+// (another holds the file): a Queue's group commit sends without its
+// callers' cancellation, so ctx alone could make it wait forever behind a
+// process that never lets go. Only the BEGIN is retried: once a transaction holds the
 // lock its statements do not meet SQLITE_BUSY.
-func beginWrite(ctx context.Context, w *sql.DB) (*sql.Tx, error) {
+func beginWrite(ctx context.Context, w *sql.DB, busy time.Duration) (*sql.Tx, error) {
+	if busy <= 0 {
+		busy = DefaultBusyTimeout
+	}
+	giveUp := time.Now().Add(10 * busy)
 	pause := busyPauseMin
 	for {
 		tx, err := w.BeginTx(ctx, nil)
 		if err == nil || !isBusy(err) {
 			return tx, err
 		}
+		if time.Now().After(giveUp) {
+			return nil, fmt.Errorf("sqlitewheel: the file's write lock was held by another connection for %v: %w: %w",
+				10*busy, durable.ErrUnavailable, err)
+		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("sqlitewheel: waiting for the file's write lock, held by another connection: %w",
-				context.Cause(ctx))
+			return nil, fmt.Errorf("sqlitewheel: waiting for the file's write lock, held by another connection: %w: %w",
+				durable.ErrUnavailable, context.Cause(ctx))
 		case <-time.After(pause):
 		}
 		pause = min(2*pause, busyPauseMax)

@@ -113,7 +113,7 @@ func schemaError(v int) error {
 // holds no table at all) or if all is set. It returns the version the file
 // is at afterwards; a newer file is left untouched.
 func prepareSchema(ctx context.Context, w *sql.DB, onlyNew bool) (version int, err error) {
-	tx, err := beginWrite(ctx, w) // IMMEDIATE: two processes migrating at once apply each migration once
+	tx, err := beginWrite(ctx, w, 0) // IMMEDIATE: two processes migrating at once apply each migration once
 	if err != nil {
 		return 0, fmt.Errorf("sqlitewheel: migrate: %w", classify(err))
 	}

@@ -33,7 +33,7 @@ func (s *Store) remember(ctx context.Context, tx *sql.Tx, key string, d deliveri
 		return nil
 	}
 	if len(errText) > maxHistoryError {
-		errText = errText[:maxHistoryError]
+		errText = cutText(errText, maxHistoryError)
 	}
 	if len(r.Body) > durable.MaxResultBody {
 		r.Body, r.Truncated = r.Body[:durable.MaxResultBody], true

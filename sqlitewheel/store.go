@@ -22,8 +22,9 @@ type Options struct {
 	Namespace string
 	// BusyTimeout is how long SQLite's busy handler waits for another
 	// connection's write lock before the Store tries again (default 5s):
-	// a write waits for as long as its context allows, and never fails
-	// with SQLITE_BUSY (see beginWrite). Writes of one Store never wait on
+	// a write waits for as long as its context allows, at most ten
+	// BusyTimeouts, and then fails with durable.ErrUnavailable, never with
+	// SQLITE_BUSY (see beginWrite). Writes of one Store never wait on
 	// each other (see Store); only another Store or process on the same
 	// file makes them wait.
 	BusyTimeout time.Duration
@@ -57,7 +58,8 @@ const readConns = 4
 type Store struct {
 	w, r      *sql.DB
 	namespace string
-	wakes     wakes // AddTx's wake-ups at commit: notify.go
+	busy      time.Duration // Options.BusyTimeout: beginWrite's patience
+	wakes     wakes         // AddTx's wake-ups at commit: notify.go
 }
 
 var _ durable.Store = (*Store)(nil)
@@ -99,7 +101,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	r.SetMaxOpenConns(readConns)
 	r.SetMaxIdleConns(readConns)
-	return &Store{w: w, r: r, namespace: opts.Namespace}, nil
+	return &Store{w: w, r: r, namespace: opts.Namespace, busy: opts.BusyTimeout}, nil
 }
 
 // openWriter creates the file at path if absent, private (createPrivate),
@@ -199,7 +201,7 @@ func (c clock) after(ms int64) int64 {
 // taken, so no other write of the file comes between the reading and the
 // commit: "now" is the same for every row f touches.
 func (s *Store) write(ctx context.Context, f func(tx *sql.Tx, c clock) error) error {
-	tx, err := beginWrite(ctx, s.w)
+	tx, err := beginWrite(ctx, s.w, s.busy)
 	if err != nil {
 		return classify(err)
 	}

@@ -33,7 +33,11 @@ func TestHeldWriteLockIsUnavailable(t *testing.T) {
 	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil { // the write lock, held
 		t.Fatal(err)
 	}
-	_, err = q.Add(ctx, "k", nil, time.Now())
+	// A write waits for the lock as long as its context allows (busy.go):
+	// then it is unavailable.
+	wait, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	_, err = q.Add(wait, "k", nil, time.Now())
+	cancel()
 	if !errors.Is(err, durable.ErrUnavailable) || errors.Is(err, durable.ErrUnrecoverable) {
 		t.Errorf("Add behind a held write lock: %v, want an error wrapping durable.ErrUnavailable only", err)
 	}

@@ -89,7 +89,7 @@ func (t *task) remember(end int64, outcome, errText string, r durable.Result, ke
 		return
 	}
 	if len(errText) > maxHistoryError {
-		errText = errText[:maxHistoryError]
+		errText = cutText(errText, maxHistoryError)
 	}
 	if len(r.Body) > durable.MaxResultBody {
 		r.Body, r.Truncated = r.Body[:durable.MaxResultBody], true

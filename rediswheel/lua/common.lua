@@ -152,7 +152,15 @@ local function remember(k, finish, outcome, err, keep, result, waited)
   local list = h and cjson.decode(h) or {}
   start = tonumber(start)
   if waited and waited > 0 then start = math.min(start + waited, finish) end
-  local entry = {tonumber(attempt), worker, start, finish, outcome, string.sub(err or '', 1, 256)}
+  local e = err or ''
+  if #e > 256 then
+    -- cut on a character's boundary (the Queue sends valid UTF-8): back
+    -- over the continuation bytes (0x80-0xBF) of the character at byte 257
+    local i = 257
+    while i > 1 and string.byte(e, i) >= 128 and string.byte(e, i) < 192 do i = i - 1 end
+    e = string.sub(e, 1, i - 1)
+  end
+  local entry = {tonumber(attempt), worker, start, finish, outcome, e}
   if result and result ~= '' then entry[7] = result end
   list[#list + 1] = entry
   while #list > keep do table.remove(list, 1) end
