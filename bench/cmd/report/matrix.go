@@ -210,6 +210,10 @@ func (r *report) matrixSection(b *md) {
 	b.table(header, rows)
 	over, all := m.over()
 	b.p("%d of %d cells miss their target.", over, all)
+	b.p("")
+	b.p("Why Reset, WithTimeout on a cancellable parent, NewTimer and NewTicker cannot reach their")
+	b.p("targets (both profiles of each, what the difference is made of, the designs weighed):")
+	b.p("[design/matrix-floors.md](design/matrix-floors.md) and [design/channel-timers.md](design/channel-timers.md).")
 	if len(m.env.failed) > 0 {
 		b.p("")
 		b.p("Failed (their cells have fewer samples, or none): %s.", strings.Join(m.env.failed, "; "))
