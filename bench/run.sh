@@ -141,6 +141,11 @@ step "$out/firecost.jsonl" -- "$bin/firecost" -deadline $fire_deadlines -duratio
 # … and with fires alone, one every 33 ms, so that each wakes the wheel's poller.
 [[ $mode == quick ]] ||
 	step "$out/firecost.jsonl" -- "$bin/firecost" -stops 0 -loop 33ms -deadline 200ms -duration $fire_dur -rounds $fire_rounds
+# The stop probe: 300 timers a second, every one stopped 10 ms after arming
+# (fires 0.0001 a second: none in the window), the cost of timers that never
+# fire; judged by CPU against the runtime's (the targets table).
+step "$out/firecost.jsonl" -- "$bin/firecost" -deadline 50ms,200ms -stops 300 -fires 0.0001 -stop 10ms \
+	-duration $fire_dur -rounds $fire_rounds
 
 # benchstat, if it can be fetched; the report computes its own medians.
 if go run golang.org/x/perf/cmd/benchstat@latest -col /lib "$out/headline.txt" >"$out/benchstat.txt" 2>/dev/null; then

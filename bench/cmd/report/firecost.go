@@ -29,7 +29,11 @@ type fireCostRow struct {
 	// ratio is the median over rounds of perFire ÷ the runtime's;
 	// switchRatio the same of the context switches per fired timer, NaN
 	// where not counted.
-	ratio, switchRatio      float64
+	ratio, switchRatio float64
+	// cpuRatio is the median over rounds of the process's CPU ÷ the
+	// runtime's process's in the same round: the measure where few or no
+	// timers fire (the stop probe).
+	cpuRatio                float64
 	fires, stops            float64 // medians
 	wakeups, wakeupsPerFire float64 // the wheel's, medians; NaN for the others
 	early, missed, late     int64   // summed over rounds
@@ -59,13 +63,16 @@ func fireCostRows(runs []fireCost) []fireCostRow {
 	for _, pt := range points {
 		for _, lib := range fireCostLibs {
 			row := fireCostRow{fireCostPoint: pt, lib: lib}
-			var cpu, perFire, share, perOp, ratio, swR, fires, stops, wk, wkF []float64
+			var cpu, perFire, share, perOp, ratio, swR, cpuR, fires, stops, wk, wkF []float64
 			for _, x := range runs {
 				if at(x) != pt || x.Lib != lib {
 					continue
 				}
 				row.rounds++
 				cpu, fires, stops = append(cpu, x.CPUS), append(fires, float64(x.Fires)), append(stops, float64(x.Stops))
+				if rt, ok := find(pt, x.Round, "runtime"); ok && rt.CPUS > 0 {
+					cpuR = append(cpuR, x.CPUS/rt.CPUS)
+				}
 				if ops := x.Armed + x.Stops; ops > 0 && lib != "none" {
 					perOp = append(perOp, 1e9*x.CPUS/float64(ops))
 				}
@@ -96,7 +103,7 @@ func fireCostRows(runs []fireCost) []fireCostRow {
 			}
 			row.cpu, row.perFire, row.share, row.perOp = medianOf(cpu), medianOf(perFire), medianOf(share), medianOf(perOp)
 			row.ratio, row.fires, row.stops = medianOf(ratio), medianOf(fires), medianOf(stops)
-			row.switchRatio = medianOf(swR)
+			row.switchRatio, row.cpuRatio = medianOf(swR), medianOf(cpuR)
 			row.wakeups, row.wakeupsPerFire = medianOf(wk), medianOf(wkF)
 			rows = append(rows, row)
 		}
@@ -144,13 +151,15 @@ func (r *report) fireCostSection(b *md) {
 			early = fmt.Sprintf("**%d**", x.early)
 		}
 		rows = append(rows, []string{fmt.Sprintf("%g / %g / %g", x.firesPerS, x.stopsPerS, x.loopMs), fmt.Sprintf("%g", x.deadlineMs), name, fmt.Sprint(x.rounds), num(x.cpu),
-			f(x.perFire, "%.0f"), f(x.share, "%.0f"), times(x.ratio), times(x.switchRatio), f(x.perOp, "%.0f"),
+			times(x.cpuRatio), f(x.perFire, "%.0f"), f(x.share, "%.0f"), times(x.ratio), times(x.switchRatio), f(x.perOp, "%.0f"),
 			fmt.Sprintf("%.0f", x.fires), fmt.Sprintf("%.0f", x.stops), f(x.wakeups, "%.0f"), f(x.wakeupsPerFire, "%.2f"),
 			early, fmt.Sprintf("%d / %d", x.missed, x.late)})
 	}
-	b.table([]string{"fires/s / stops/s / loop ms", "deadline ms", "library", "rounds", "CPU s", "CPU per fired timer µs", "… less the loop's µs",
+	b.table([]string{"fires/s / stops/s / loop ms", "deadline ms", "library", "rounds", "CPU s", "CPU ÷ runtime", "CPU per fired timer µs", "… less the loop's µs",
 		"per fired timer ÷ runtime", "context switches per fired timer ÷ runtime", "CPU per AfterFunc or Stop ns", "fires", "stops", "wheel wake-ups",
 		"… per fired timer", "early fires", "late loops / late stops"}, rows)
+	b.p("The rows with almost no fires (0.0001 a second) are the stop probe: every timer armed is stopped")
+	b.p("10 ms later, so what they measure is the cost of timers that never fire, CPU ÷ the runtime's.")
 	b.p("Medians over rounds; \"less the loop's\" subtracts the no-timer process's CPU in the same round")
 	b.p("before dividing; context switches are the process's (getrusage, voluntary and not: how often its")
 	b.p("threads slept and were woken); wake-ups are the wheel's poller's (Stats.Wakeups, per Stats.Fired). Late loops")

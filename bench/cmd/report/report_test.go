@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -192,6 +193,28 @@ func TestFireCostRowsPerFiredTimer(t *testing.T) {
 	}
 	if n := rows[2]; !math.IsNaN(n.perFire) || !math.IsNaN(n.perOp) {
 		t.Errorf("none = %+v, want no per-fire or per-call cost", n)
+	}
+	// CPU ÷ the runtime's process's in the same round: 1.25 and 0.9.
+	if math.Abs(w.cpuRatio-1.075) > 1e-9 || rows[1].cpuRatio != 1 {
+		t.Errorf("CPU ratios = %v (wheel), %v (runtime), want 1.075 and 1", w.cpuRatio, rows[1].cpuRatio)
+	}
+}
+
+// TestStopProbeTarget: the stop probe's rows (no fires) are judged by their
+// CPU against the runtime's, the worst deadline deciding.
+func TestStopProbeTarget(t *testing.T) {
+	run := func(deadline float64, lib string, cpu float64) fireCost {
+		return fireCost{Round: 1, Lib: lib, DeadlineMs: deadline, FiresPerS: 0.0001, StopsPerS: 300, CPUS: cpu,
+			Armed: 3000, Stops: 3000, Wakeups: -1, Fired: -1}
+	}
+	r := &report{fireCost: []fireCost{
+		run(50, "wheel", 0.45), run(50, "runtime", 0.5), run(50, "none", 0.4),
+		run(200, "wheel", 0.55), run(200, "runtime", 0.5), run(200, "none", 0.4),
+	}}
+	var b md
+	r.targets(&b)
+	if !strings.Contains(b.String(), "| stop probe (§9a: 300 timers a second, every one stopped 10 ms later) CPU ≤ 1.00× runtime's (the worst deadline) | 1.10× | **missed** |") {
+		t.Errorf("targets lack the stop probe at 1.10×, missed:\n%s", b.String())
 	}
 }
 
