@@ -226,8 +226,8 @@ func (l *eventLog) Settled(e durable.SettleEvent) {
 
 func (l *eventLog) TasksAdded(durable.AddEvent) { l.storeAnswered() }
 
-// observers sends each event to every Observer in turn: durablemetrics'
-// and the eventLog.
+// observers sends each event to every Observer in turn: durablemetrics',
+// the eventLog and the dashboard's Throughput.
 type observers []durable.Observer
 
 func (os observers) TasksAdded(e durable.AddEvent) {
