@@ -177,7 +177,7 @@ func TestBadValues(t *testing.T) {
 		{[]string{"-redis-cluster=maybe"}, "-redis-cluster"},
 		{[]string{"-store", "mysql://h/db"}, "-store"},
 		{[]string{"-store", "sqlite:"}, "-store"},
-		{[]string{"-store", "redis://x:6379/notadb"}, "-redis-url"},
+		{[]string{"-store", "redis://x:6379/notadb"}, "-store (TIMERD_STORE)"},
 		{[]string{"-store", "postgres://h/db", "-redis-url", "redis://h:6379/0"}, "-store"},
 		{[]string{"-data-dir", ""}, "-data-dir"},
 		{[]string{"-namespace", ""}, "-namespace"},
@@ -296,6 +296,10 @@ func TestStoreFile(t *testing.T) {
 	c, err := Parse([]string{"-store-file", write("redis", "  rediss://:hunter2@cache:6380/0  \n")}, env(nil))
 	require.NoError(t, err)
 	require.Equal(t, "rediss://:hunter2@cache:6380/0", c.RedisURL)
+
+	_, err = Parse([]string{"-store-file", write("baddb", "redis://:hunter2@cache:6379/notadb")}, env(nil))
+	require.ErrorContains(t, err, "config: -store-file (TIMERD_STORE_FILE): ", "the setting that gave the URL")
+	require.NotContains(t, err.Error(), "hunter2")
 
 	for name, tc := range map[string]struct {
 		args []string

@@ -77,7 +77,7 @@ var settings = []setting{
 		usage: "the Redis store's go-redis URL, as -store redis://… (kept from before -store)",
 		apply: func(c *Config, v string) error { c.RedisURL = v; return nil }},
 	{name: "redis-cluster", env: "TIMERD_REDIS_CLUSTER", def: "false", isBool: true,
-		usage: "parse -redis-url as a cluster URL (?addr=host:port for more seeds)",
+		usage: "parse the Redis store's URL (-store redis://…, or -redis-url) as a cluster URL (?addr=host:port for more seeds)",
 		apply: func(c *Config, v string) (err error) { c.RedisCluster, err = parseBool(v); return err }},
 	{name: "namespace", env: "TIMERD_NAMESPACE", def: "timerd",
 		usage: "namespace of the store: the processes of one service share it",
@@ -182,9 +182,10 @@ func firstLine(path string) (string, error) {
 
 // checkRedisURL parses the URL as go-redis will in server.New, so a bad URL
 // stops timerd here. It runs after every setting is read, since
-// -redis-cluster decides the parser. The error is go-redis's and does not
-// repeat the URL, which may hold a password.
-func checkRedisURL(c Config) error {
+// -redis-cluster decides the parser. The error names from, the setting
+// that gave the URL; it is go-redis's and does not repeat the URL, which may
+// hold a password.
+func checkRedisURL(c Config, from string) error {
 	var err error
 	if c.RedisCluster {
 		_, err = redis.ParseClusterURL(c.RedisURL)
@@ -192,7 +193,7 @@ func checkRedisURL(c Config) error {
 		_, err = redis.ParseURL(c.RedisURL)
 	}
 	if err != nil {
-		return fmt.Errorf("config: -redis-url (TIMERD_REDIS_URL): %w", err)
+		return fmt.Errorf("config: %s: %w", from, err)
 	}
 	return nil
 }
