@@ -80,8 +80,9 @@ var (
 //     attempt counted (dead when it was the last), err's text as its last
 //     error.
 //
-// For a failure, Complete reads the task's attempt, policy and
-// postponements with Store.Get, then settles. What Get read is this
+// For a failure (a Permanent one too, for the Observer), Complete reads the
+// task's attempt, policy and postponements with Store.Get, then settles; a
+// settle the store accepts is reported to Observer.Completed. What Get read is this
 // delivery's whenever the settle is accepted: the settle is fenced by the
 // token, which the claim that began the delivery made before the caller
 // could hold it, so before Get; a claim after Get would have made the token
@@ -107,7 +108,9 @@ func (q *Queue) Complete(ctx context.Context, key, token string, result error) (
 	}
 	o := outcome{d: &delivery{partition: c.partition, token: c.token, task: Task{Key: key}}}
 	var t tally
-	if result != nil && !IsPermanent(result) {
+	// A Permanent failure needs no tally to be decided; it is read all the
+	// same, so that the Observer's CompleteEvent names the attempt that died.
+	if result != nil {
 		info, err := q.store.Get(ctx, key)
 		if err != nil {
 			return SettleRejected, err
@@ -130,6 +133,7 @@ func (q *Queue) Complete(ctx context.Context, key, token string, result error) (
 	if s.Codes[0] == SettleRejected {
 		return SettleRejected, fmt.Errorf("%w: task %q", ErrStaleToken, key)
 	}
+	q.observeCompleted(key, t.attempt, o, s.Codes[0])
 	return s.Codes[0], nil
 }
 

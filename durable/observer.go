@@ -56,6 +56,14 @@ type Observer interface {
 	// just after the handler whose result moved it returned. The move from
 	// open to half-open (a probe let through) is not reported.
 	BreakerChanged(BreakerEvent)
+	// Completed reports each Complete whose settle the store accepted: what
+	// the caller's result decided for the detached delivery and what the
+	// store did with it. A task that dies here (a failure at its last
+	// attempt, or a Permanent one) is reported here only: no handler
+	// returned, so HandlerFinished is not called (the delivery's own
+	// HandlerFinished said "detach"). A Complete refused (ErrToken,
+	// ErrStaleToken) or failed in the store is not reported.
+	Completed(CompleteEvent)
 }
 
 // NoopObserver implements Observer by ignoring every event. Embed it in an
@@ -71,6 +79,7 @@ func (NoopObserver) DeadTrimmed(TrimEvent)       {}
 func (NoopObserver) RetainedTrimmed(TrimEvent)   {}
 func (NoopObserver) StoreError(StoreErrorEvent)  {}
 func (NoopObserver) BreakerChanged(BreakerEvent) {}
+func (NoopObserver) Completed(CompleteEvent)     {}
 
 // AddEvent is one batch of added tasks of one kind.
 type AddEvent struct {
@@ -138,6 +147,22 @@ type BreakerEvent struct {
 	// OpenUntil is when an open breaker lets a probe through; zero when it
 	// closes.
 	OpenUntil time.Time
+}
+
+// CompleteEvent is one Complete that the store accepted.
+type CompleteEvent struct {
+	Key string
+	// Attempt is the delivery's attempt as the store held it, for a
+	// failure; 0 for a success, which reads nothing from the store.
+	Attempt int
+	// Outcome is what the result decided, an OutcomeKind: "done", "retry",
+	// "dead" or "later".
+	Outcome string
+	// Error is the result's text as stored with the task ("" if none).
+	Error string
+	// Code is what the store did: SettleDone, SettleRetry, SettleDead,
+	// SettlePostponed, or SettleCancelled when Cancel came first.
+	Code SettleCode
 }
 
 // SettleEvent is one settle round trip of one partition: the tasks it was sent
@@ -255,6 +280,14 @@ func (q *Queue) observedSettle(ctx context.Context, partition int, os []outcome)
 		o.RetainedTrimmed(TrimEvent{Shard: partition, Tasks: s.RetainedTrimmed})
 	}
 	return s, err
+}
+
+// observeCompleted reports a Complete of key that the store settled as
+// code after o was decided from a delivery at attempt.
+func (q *Queue) observeCompleted(key string, attempt int, o outcome, code SettleCode) {
+	if obs := q.opts.Observer; obs != nil {
+		obs.Completed(CompleteEvent{Key: key, Attempt: attempt, Outcome: string(o.kind), Error: o.err, Code: code})
+	}
 }
 
 // observeAdds reports the requests sendAdds has sent, once their statuses

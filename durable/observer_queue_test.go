@@ -28,6 +28,7 @@ type events struct {
 	settles              []durable.SettleEvent
 	errs                 []durable.StoreErrorEvent
 	breakers             []durable.BreakerEvent
+	completed            []durable.CompleteEvent
 }
 
 func (e *events) TasksAdded(x durable.AddEvent) {
@@ -58,6 +59,12 @@ func (e *events) Settled(x durable.SettleEvent) {
 func (e *events) StoreError(x durable.StoreErrorEvent) {
 	e.mu.Lock()
 	e.errs = append(e.errs, x)
+	e.mu.Unlock()
+}
+
+func (e *events) Completed(x durable.CompleteEvent) {
+	e.mu.Lock()
+	e.completed = append(e.completed, x)
 	e.mu.Unlock()
 }
 
@@ -174,6 +181,61 @@ func TestObserverSeesHandlerTimeout(t *testing.T) {
 	assert.Equal(t, "dead", f.Outcome, "a failed last attempt")
 	assert.Contains(t, f.Error, durable.ErrHandlerTimeout.Error())
 	assert.GreaterOrEqual(t, f.Duration, 200*time.Millisecond)
+}
+
+// Each Complete the store accepts is reported with what it decided and
+// what the store did, a death included (a failure at the last attempt, a
+// Permanent one at any), which no HandlerFinished reports: issue 31, a task
+// failed through timerd's /fail at its last attempt died unlogged. A stale
+// Complete is not reported.
+func TestObserverSeesCompletions(t *testing.T) {
+	ev := &events{}
+	q := newQueue(t, 1, durable.Options{Observer: ev, MaxAttempts: 2})
+	ctx := context.Background()
+	for _, k := range []string{"ok", "retried", "permanent"} {
+		_, err := q.Add(ctx, k, nil, time.Now())
+		require.NoError(t, err)
+	}
+	_, err := q.Add(ctx, "last", nil, time.Now(), durable.TaskMaxAttempts(1))
+	require.NoError(t, err)
+	tokens := make(chan durable.Task, 4)
+	defer run(t, q, func(_ context.Context, task durable.Task) error {
+		tokens <- task
+		return durable.Detach(time.Hour)
+	})()
+	byKey := map[string]string{}
+	for range 4 {
+		task := await(t, tokens, "a detached delivery")
+		byKey[task.Key] = task.Token
+	}
+	// Complete may come before the detach's Extend; either way it counts.
+	for _, c := range []struct {
+		key    string
+		result error
+		want   durable.CompleteEvent
+	}{
+		{"ok", nil, durable.CompleteEvent{Key: "ok", Outcome: "done", Code: durable.SettleDone}},
+		{"retried", errors.New("busy"), durable.CompleteEvent{Key: "retried", Attempt: 1, Outcome: "retry", Error: "busy", Code: durable.SettleRetry}},
+		{"last", errors.New("still busy"), durable.CompleteEvent{Key: "last", Attempt: 1, Outcome: "dead", Error: "still busy", Code: durable.SettleDead}},
+		{"permanent", durable.Permanent(errors.New("no such order")), durable.CompleteEvent{Key: "permanent", Attempt: 1, Outcome: "dead", Error: "no such order", Code: durable.SettleDead}},
+	} {
+		code, err := q.Complete(ctx, c.key, byKey[c.key], c.result)
+		require.NoError(t, err, c.key)
+		require.Equal(t, c.want.Code, code, c.key)
+		ev.mu.Lock()
+		got := append([]durable.CompleteEvent(nil), ev.completed...)
+		ev.mu.Unlock()
+		require.NotEmpty(t, got, c.key)
+		assert.Equal(t, c.want, got[len(got)-1], c.key)
+	}
+	_, err = q.Complete(ctx, "ok", byKey["ok"], nil)
+	require.ErrorIs(t, err, durable.ErrStaleToken)
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	assert.Len(t, ev.completed, 4, "a stale Complete is not reported")
+	for _, f := range ev.finished {
+		assert.Equal(t, "detach", f.Outcome, "Complete's deaths are not HandlerFinished's")
+	}
 }
 
 // trims is an durable.Observer that sums DeadTrimmed and RetainedTrimmed.

@@ -99,3 +99,7 @@ func (o observer) RetainedTrimmed(e durable.TrimEvent) {
 func (o observer) StoreError(e durable.StoreErrorEvent) {
 	o.m.errors.WithLabelValues(string(e.Op)).Inc()
 }
+
+// Completed counts nothing more: Complete's settle is counted by Settled,
+// and its delivery by HandlerFinished (outcome "detach").
+func (o observer) Completed(durable.CompleteEvent) {}

@@ -143,8 +143,8 @@ timerd COMMAND -h shows one command's flags.
 `
 
 // noStore is what timerd says when it was given no store.
-const noStore = `timerd: no store given: name one with -store (sqlite:PATH, postgres://..., redis://...) or -data-dir DIR,
-or TIMERD_STORE or TIMERD_DATA_DIR; for a trial on this machine: timerd -data-dir ./timerd-data
+const noStore = `timerd: no store given: name one with -store (sqlite:PATH, postgres://..., redis://...), -store-file FILE
+or -data-dir DIR, or TIMERD_STORE, TIMERD_STORE_FILE or TIMERD_DATA_DIR; for a trial on this machine: timerd -data-dir ./timerd-data
 `
 
 // help is timerd help [COMMAND...].

@@ -48,7 +48,7 @@ func TestSubcommandHelp(t *testing.T) {
 		{[]string{"tasks", "list", "-h"}, []string{"-state", "-limit", "-cursor", "-server", "-token-file"}, []string{"-all", "timerd dead", "-allow-callback"}},
 		{[]string{"dead", "requeue", "-h"}, []string{"-all", "-server"}, []string{"-state", "-allow-callback"}},
 		{[]string{"receiver", "-h"}, []string{"-listen"}, []string{"-server", "-allow-callback"}},
-		{[]string{"migrate", "-h"}, []string{"-store", "-data-dir", "-namespace", "-redis-url"}, []string{"-concurrency", "-allow-callback", "-token-file"}},
+		{[]string{"migrate", "-h"}, []string{"-store", "-store-file", "-data-dir", "-namespace", "-redis-url"}, []string{"-concurrency", "-allow-callback", "-token-file"}},
 	} {
 		code, out, errOut := timerd(t, tc.args...)
 		all := out + errOut

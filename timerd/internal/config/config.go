@@ -33,6 +33,7 @@ type Config struct {
 	Store         string
 	StorePath     string // StoreSQLite: the file
 	StoreURL      string // StorePostgres: the pgx connection URL
+	StoreFile     string // the -store-file the store was read from; "" if none
 	DataDir       string // where the default SQLite file lives
 	RedisURL      string // StoreRedis: go-redis URL, credentials and TLS (rediss://) included
 	RedisCluster  bool   // RedisURL is a cluster URL (redis.ParseClusterURL)
@@ -104,7 +105,7 @@ func Parse(args []string, getenv func(string) string) (Config, error) {
 		} else {
 			given = false
 		}
-		if given && (s.name == "store" || s.name == "data-dir" || s.name == "redis-url") {
+		if given && (s.name == "store" || s.name == "store-file" || s.name == "data-dir" || s.name == "redis-url") {
 			c.DefaultStore = false
 		}
 		if err := s.apply(&c, v); err != nil {
@@ -134,7 +135,7 @@ func Parse(args []string, getenv func(string) string) (Config, error) {
 
 // Usage writes the flags, their variables and defaults to w.
 func Usage(w io.Writer) {
-	fmt.Fprintf(w, "usage: timerd [flags]\n       timerd tasks|dead|schedules|receiver ... (the command line: timerd tasks -h)\n\nEach flag falls back to its environment variable; the admin token is read from -token-file or TIMERD_TOKEN, named tokens from -tokens-file.\nOne of -store, -data-dir or -redis-url (or its variable) is required: timerd makes no data directory unasked.\n\n")
+	fmt.Fprintf(w, "usage: timerd [flags]\n       timerd tasks|dead|schedules|receiver ... (the command line: timerd tasks -h)\n\nEach flag falls back to its environment variable; the admin token is read from -token-file or TIMERD_TOKEN, named tokens from -tokens-file.\nOne of -store, -store-file, -data-dir or -redis-url (or its variable) is required: timerd makes no data directory unasked.\n\n")
 	for _, s := range settings {
 		fmt.Fprintf(w, "  -%s (%s, default %q)\n    \t%s\n", s.name, s.env, s.def, s.usage)
 	}

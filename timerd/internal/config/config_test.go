@@ -177,7 +177,7 @@ func TestBadValues(t *testing.T) {
 		{[]string{"-redis-cluster=maybe"}, "-redis-cluster"},
 		{[]string{"-store", "mysql://h/db"}, "-store"},
 		{[]string{"-store", "sqlite:"}, "-store"},
-		{[]string{"-store", "redis://x:6379/notadb"}, "-redis-url"},
+		{[]string{"-store", "redis://x:6379/notadb"}, "-store (TIMERD_STORE)"},
 		{[]string{"-store", "postgres://h/db", "-redis-url", "redis://h:6379/0"}, "-store"},
 		{[]string{"-data-dir", ""}, "-data-dir"},
 		{[]string{"-namespace", ""}, "-namespace"},
@@ -260,6 +260,60 @@ func TestStore(t *testing.T) {
 			got := Config{Store: c.Store, StorePath: c.StorePath, StoreURL: c.StoreURL, RedisURL: c.RedisURL}
 			require.Equal(t, tc.want, got)
 		})
+	}
+}
+
+// The store URL from a file (-store-file, TIMERD_STORE_FILE), so that its
+// password is in neither the command line (ps shows it to every user) nor
+// the environment: its first line, trimmed, is -store's value; the start-up
+// log shows the file and the URL without its password; a file and -store
+// (or TIMERD_STORE) together, a missing file and an empty first line are
+// errors that repeat no URL.
+func TestStoreFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o600))
+		return p
+	}
+	pg := write("store", "postgres://timerd:hunter2@db.internal:5432/tasks?sslmode=verify-full\nignored\n")
+	for _, parse := range []func() (Config, error){
+		func() (Config, error) { return Parse([]string{"-store-file", pg}, env(nil)) },
+		func() (Config, error) { return Parse(nil, env(map[string]string{"TIMERD_STORE_FILE": pg})) },
+	} {
+		c, err := parse()
+		require.NoError(t, err)
+		require.Equal(t, StorePostgres, c.Store)
+		require.Equal(t, "postgres://timerd:hunter2@db.internal:5432/tasks?sslmode=verify-full", c.StoreURL)
+		require.False(t, c.DefaultStore, "a store file names the store")
+		attrs := map[string]string{}
+		for _, a := range c.Attrs() {
+			attrs[a.Key] = a.Value.String()
+		}
+		require.Equal(t, pg, attrs["store-file"])
+		require.NotContains(t, fmt.Sprint(attrs), "hunter2")
+	}
+	c, err := Parse([]string{"-store-file", write("redis", "  rediss://:hunter2@cache:6380/0  \n")}, env(nil))
+	require.NoError(t, err)
+	require.Equal(t, "rediss://:hunter2@cache:6380/0", c.RedisURL)
+
+	_, err = Parse([]string{"-store-file", write("baddb", "redis://:hunter2@cache:6379/notadb")}, env(nil))
+	require.ErrorContains(t, err, "config: -store-file (TIMERD_STORE_FILE): ", "the setting that gave the URL")
+	require.NotContains(t, err.Error(), "hunter2")
+
+	for name, tc := range map[string]struct {
+		args []string
+		vars map[string]string
+	}{
+		"flag and flag":     {[]string{"-store", "sqlite", "-store-file", pg}, nil},
+		"variable and flag": {[]string{"-store-file", pg}, map[string]string{"TIMERD_STORE": "postgres://u:hunter2@h/db"}},
+		"no such file":      {[]string{"-store-file", filepath.Join(dir, "none")}, nil},
+		"empty first line":  {[]string{"-store-file", write("empty", "\npostgres://u:hunter2@h/db\n")}, nil},
+		"not a store":       {[]string{"-store-file", write("mysql", "mysql://u:hunter2@h/db")}, nil},
+	} {
+		_, err := Parse(tc.args, env(tc.vars))
+		require.Error(t, err, name)
+		require.NotContains(t, err.Error(), "hunter2", name)
 	}
 }
 

@@ -23,6 +23,7 @@ func (c Config) Attrs() []slog.Attr {
 		slog.String("listen", c.Listen),
 		slog.Bool("token", c.Token != ""), // -token-file's or TIMERD_TOKEN's
 		slog.String("store", c.storeAttr()),
+		slog.String("store-file", c.StoreFile),
 		slog.String("data-dir", c.DataDir),
 		slog.String("redis-url", redactURL(c.RedisURL)),
 		slog.Bool("redis-cluster", c.RedisCluster),

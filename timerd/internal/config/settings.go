@@ -41,13 +41,29 @@ var settings = []setting{
 		usage: "file whose first line is the bearer token (else TIMERD_TOKEN)",
 		apply: func(c *Config, v string) (err error) {
 			if v != "" {
-				c.Token, err = readToken(v)
+				c.Token, err = firstLine(v)
 			}
 			return err
 		}},
 	{name: "store", env: "TIMERD_STORE",
 		usage: "where tasks live: sqlite (a file in -data-dir, one process), sqlite:PATH, redis://… or rediss://… (go-redis URL), postgres://… (pgx URL; run timerd migrate first)",
 		apply: func(c *Config, v string) error { c.store = v; return nil }},
+	{name: "store-file", env: "TIMERD_STORE_FILE",
+		usage: "file whose first line is -store's value, so that a URL's password is neither in the command line nor in the environment",
+		apply: func(c *Config, v string) error {
+			if v == "" {
+				return nil
+			}
+			if c.store != "" {
+				return errors.New("give the store once: -store (TIMERD_STORE) or -store-file, not both")
+			}
+			store, err := firstLine(v)
+			if err != nil {
+				return err
+			}
+			c.store, c.StoreFile = store, v
+			return nil
+		}},
 	{name: "data-dir", env: "TIMERD_DATA_DIR", def: "timerd-data",
 		usage: "directory of the default SQLite store's file, " + sqliteFile,
 		apply: func(c *Config, v string) error {
@@ -61,7 +77,7 @@ var settings = []setting{
 		usage: "the Redis store's go-redis URL, as -store redis://… (kept from before -store)",
 		apply: func(c *Config, v string) error { c.RedisURL = v; return nil }},
 	{name: "redis-cluster", env: "TIMERD_REDIS_CLUSTER", def: "false", isBool: true,
-		usage: "parse -redis-url as a cluster URL (?addr=host:port for more seeds)",
+		usage: "parse the Redis store's URL (-store redis://…, or -redis-url) as a cluster URL (?addr=host:port for more seeds)",
 		apply: func(c *Config, v string) (err error) { c.RedisCluster, err = parseBool(v); return err }},
 	{name: "namespace", env: "TIMERD_NAMESPACE", def: "timerd",
 		usage: "namespace of the store: the processes of one service share it",
@@ -149,9 +165,10 @@ var settings = []setting{
 		}},
 }
 
-// readToken returns the first line of the file at path, without surrounding
-// spaces; an empty one is an error, not an open API.
-func readToken(path string) (string, error) {
+// firstLine returns the first line of the file at path, without surrounding
+// spaces: a token (-token-file) or a store (-store-file). An empty one is an
+// error, not an open API or the default store.
+func firstLine(path string) (string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", err
@@ -165,9 +182,10 @@ func readToken(path string) (string, error) {
 
 // checkRedisURL parses the URL as go-redis will in server.New, so a bad URL
 // stops timerd here. It runs after every setting is read, since
-// -redis-cluster decides the parser. The error is go-redis's and does not
-// repeat the URL, which may hold a password.
-func checkRedisURL(c Config) error {
+// -redis-cluster decides the parser. The error names from, the setting
+// that gave the URL; it is go-redis's and does not repeat the URL, which may
+// hold a password.
+func checkRedisURL(c Config, from string) error {
 	var err error
 	if c.RedisCluster {
 		_, err = redis.ParseClusterURL(c.RedisURL)
@@ -175,7 +193,7 @@ func checkRedisURL(c Config) error {
 		_, err = redis.ParseURL(c.RedisURL)
 	}
 	if err != nil {
-		return fmt.Errorf("config: -redis-url (TIMERD_REDIS_URL): %w", err)
+		return fmt.Errorf("config: %s: %w", from, err)
 	}
 	return nil
 }

@@ -50,8 +50,16 @@ func resolveStore(c *Config) error {
 		scheme, _, _ := strings.Cut(store, ":")
 		return fmt.Errorf("config: -store (TIMERD_STORE): %q is not a store: want sqlite, sqlite:PATH, redis://…, rediss://… or postgres://…", scheme)
 	}
-	if c.Store == StoreRedis {
-		return checkRedisURL(*c)
+	if c.Store != StoreRedis {
+		return nil
 	}
-	return nil
+	// The error names the setting the URL came from.
+	from := "-redis-url (TIMERD_REDIS_URL)"
+	switch {
+	case c.StoreFile != "":
+		from = "-store-file (TIMERD_STORE_FILE)"
+	case store != "":
+		from = "-store (TIMERD_STORE)"
+	}
+	return checkRedisURL(*c, from)
 }

@@ -5,7 +5,7 @@
 // Pages (every one but /ui/login redirects to /ui/login unless the request
 // is auth.Checker.Valid):
 //
-//	GET  /ui/                 overview: the Queue's Stats, in total and per partition
+//	GET  /ui/                 overview: deliveries per minute (chart.go), the Queue's Stats, in total and per partition
 //	GET  /ui/tasks?state=S    one state's tasks, 50 a page (Queue.List; &cursor= for the next),
 //	                          one-off tasks or schedule runs (kind=), by key prefix and error
 //	                          text (prefix=, error=): filter.go
@@ -70,6 +70,10 @@ type Config struct {
 	// keys): the overview lists its origins, a task page says why a task in
 	// flight waits. nil: neither is shown.
 	Flow *durable.Flow
+	// Throughput counts this process's deliveries per minute, for the
+	// overview's chart; it must be an Observer of the Queue's (the server
+	// adds it). nil: no chart.
+	Throughput *Throughput
 }
 
 // dashboard serves the pages; its fields are set by New and read only.

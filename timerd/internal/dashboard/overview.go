@@ -14,9 +14,14 @@ type overviewData struct {
 	// (origins.go); nil without a Flow, when the section is left out.
 	Origins []origin
 	HasFlow bool
+	// Chart is this process's deliveries per minute (chart.go); nil
+	// without a Config.Throughput, when the section is left out.
+	Chart *chart
 }
 
-// overview shows the Queue's Stats as they are: per partition and in total, the
+// overview shows the deliveries of the last hour, processed and failed per
+// minute, as this process counted them (Throughput: a chart, as asynqmon
+// users look for first), then the Queue's Stats as they are: per partition and in total, the
 // tasks due now, scheduled later (retries waiting included), in flight,
 // dead and retained; whether claims are paused; and the lateness, Stats'
 // OldestDue: how long the oldest due task has waited past its due time (0
@@ -34,6 +39,10 @@ func (d *dashboard) overview(w http.ResponseWriter, r *http.Request) {
 		d.failStore(w, r, "Stats", err)
 		return
 	}
-	d.render(w, r, http.StatusOK, "overview", "Overview", overviewData{Stats: st, States: states, Outcome: outcomeOf(r),
-		Origins: d.origins(), HasFlow: d.Flow != nil})
+	data := overviewData{Stats: st, States: states, Outcome: outcomeOf(r), Origins: d.origins(), HasFlow: d.Flow != nil}
+	if d.Throughput != nil {
+		c := newChart(d.Throughput, d.now())
+		data.Chart = &c
+	}
+	d.render(w, r, http.StatusOK, "overview", "Overview", data)
 }

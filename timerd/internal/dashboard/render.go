@@ -63,6 +63,7 @@ func formatting(loc *time.Location, now time.Time, maxAttempts int) template.Fun
 			return t.In(loc).Format("2006-01-02 15:04:05.000Z07:00") + ", " + relative(t, now)
 		},
 		"dur":          func(d time.Duration) string { return d.Round(time.Millisecond).String() },
+		"clock":        func(t time.Time) string { return t.In(loc).Format("15:04") },
 		"slug":         stateSlug,
 		"kinds":        func() []kindName { return kindNames },
 		"one":          func(r schedRun) []schedRun { return []schedRun{r} },

@@ -174,7 +174,13 @@ func openPostgres(cfg config.Config) (*backend, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), schemaCheckTimeout)
 	defer cancel()
-	if err := check(ctx); errors.Is(err, pgwheel.ErrSchemaTooOld) || errors.Is(err, pgwheel.ErrSchemaTooNew) || errors.Is(err, schedules.ErrNotMigrated) {
+	switch err := check(ctx); {
+	case errors.Is(err, pgwheel.ErrSchemaTooNew):
+		// A newer timerd migrated it: this one must not run on it, and its
+		// migrate refuses too (README.md, "Upgrade and rollback").
+		pool.Close()
+		return nil, fmt.Errorf("server: PostgreSQL store: %w (this timerd is older than the database: run the timerd that migrated it, or restore the backup taken before)", err)
+	case errors.Is(err, pgwheel.ErrSchemaTooOld) || errors.Is(err, schedules.ErrNotMigrated):
 		pool.Close()
 		return nil, fmt.Errorf("server: PostgreSQL store: %w (run timerd migrate with the same -store)", err)
 	}

@@ -12,7 +12,8 @@ import (
 
 // eventLog is the durable.Observer that writes the lines an operator needs
 // (issue 31: in two minutes 29 tasks died and a breaker opened, and the log
-// said nothing): a task that died, a breaker that opened or closed, a 202
+// said nothing): a task that died (by its handler's result, or by Complete:
+// a receiver's /fail), a breaker that opened or closed, a 202
 // delivery, a store outage and its end. Every kind of line has a budget, so
 // that a storm of events writes a bounded number of lines:
 //
@@ -117,12 +118,28 @@ func (l *eventLog) line(b *budget, level slog.Level, msg string, attrs ...slog.A
 func (l *eventLog) HandlerFinished(e durable.FinishEvent) {
 	switch e.Outcome {
 	case "dead":
-		l.line(&l.deaths, slog.LevelWarn, "task died", append(taskAttrs(e),
-			slog.Int("attempt", e.Task.Attempt), slog.String("err", e.Error))...)
+		l.died(append(taskAttrs(e), slog.Int("attempt", e.Task.Attempt), slog.String("err", e.Error)))
 	case "detach":
 		l.line(&l.detach, slog.LevelInfo, "delivery detached", append(taskAttrs(e),
 			slog.Int("attempt", e.Task.Attempt), slog.Duration("took", e.Duration))...)
 	}
+}
+
+// Completed logs a task that Complete killed: a receiver that answered 202
+// failed it through /fail at its last attempt, or for good. Complete reads
+// no payload, so the line has no origin nor status (the delivery's was the
+// 202 of its "delivery detached" line); via says where the death came from.
+func (l *eventLog) Completed(e durable.CompleteEvent) {
+	if e.Code == durable.SettleDead {
+		l.died([]slog.Attr{slog.String("key", e.Key), slog.Int("attempt", e.Attempt),
+			slog.String("err", e.Error), slog.String("via", "complete")})
+	}
+}
+
+// died writes a "task died" line within the deaths' budget, whichever way
+// the task died: every death shares one budget and one spelling.
+func (l *eventLog) died(attrs []slog.Attr) {
+	l.line(&l.deaths, slog.LevelWarn, "task died", attrs...)
 }
 
 // taskAttrs are the key, the origin of an HTTP task and its status code, if
@@ -209,8 +226,8 @@ func (l *eventLog) Settled(e durable.SettleEvent) {
 
 func (l *eventLog) TasksAdded(durable.AddEvent) { l.storeAnswered() }
 
-// observers sends each event to every Observer in turn: durablemetrics'
-// and the eventLog.
+// observers sends each event to every Observer in turn: durablemetrics',
+// the eventLog and the dashboard's Throughput.
 type observers []durable.Observer
 
 func (os observers) TasksAdded(e durable.AddEvent) {
@@ -264,5 +281,11 @@ func (os observers) StoreError(e durable.StoreErrorEvent) {
 func (os observers) BreakerChanged(e durable.BreakerEvent) {
 	for _, o := range os {
 		o.BreakerChanged(e)
+	}
+}
+
+func (os observers) Completed(e durable.CompleteEvent) {
+	for _, o := range os {
+		o.Completed(e)
 	}
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"math/bits"
 	"net"
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-timingwheel/timingwheel/durable"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/config"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/redistest"
 )
 
@@ -79,6 +81,53 @@ func TestRunLogsDeathsAndDetachedDeliveries(t *testing.T) {
 	_, a = rec.last(t, "delivery detached")
 	assert.Equal(t, "later", a["key"])
 	assert.Equal(t, "202", a["status"])
+}
+
+// A receiver that answered 202 and then fails the task through the API at
+// its last attempt kills it: a running timerd logs that death as it logs
+// the others ("task died", WARN, via=complete), on every store. Issue 31:
+// Complete's deaths reached the dead set without a line.
+func TestRunLogsDeathsByCompletion(t *testing.T) {
+	eachStore(t, func(t *testing.T, cfg config.Config) {
+		tokens := make(chan string, 4)
+		hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			tokens <- r.Header.Get(durable.HeaderCompletionToken)
+			w.WriteHeader(http.StatusAccepted)
+		}))
+		defer hook.Close()
+		cfg.AllowCallback = []string{hook.Listener.Addr().String()}
+		rec := &lines{}
+		s, err := New(cfg, slog.New(rec))
+		require.NoError(t, err)
+		base := "http://" + runLogged(t, s)
+
+		post := func(path, body string) string {
+			t.Helper()
+			req, err := http.NewRequest("POST", base+path, strings.NewReader(body))
+			require.NoError(t, err)
+			req.Header.Set("Authorization", "Bearer "+cfg.Token)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			require.Less(t, resp.StatusCode, 300, "%s", b)
+			return string(b)
+		}
+		post("/v1/tasks", `{"key": "order:7", "delay": "0s", "max_attempts": 1, "callback": {"url": "`+hook.URL+`/work", "method": "POST"}}`)
+		var token string
+		select {
+		case token = <-tokens:
+		case <-time.After(redistest.WaitBound):
+			t.Fatalf("no callback in %v", redistest.WaitBound)
+		}
+		assert.JSONEq(t, `{"state": "dead"}`, post("/v1/tasks/order:7/fail", `{"token": "`+token+`", "error": "out of stock"}`))
+
+		level, a := rec.last(t, "task died")
+		assert.Equal(t, slog.LevelWarn, level)
+		assert.Equal(t, map[string]string{"key": "order:7", "attempt": "1", "err": "out of stock", "via": "complete"}, a)
+	})
 }
 
 // While the store is down a running timerd writes one line, then lines as

@@ -131,6 +131,30 @@ func TestEventLogBreaker(t *testing.T) {
 	assert.LessOrEqual(t, rec.count("breaker open")+rec.count("breaker closed"), breakerBurst, "bounded")
 }
 
+// A task that Complete kills (a receiver's /fail at the last attempt, or
+// permanent) is a "task died" line like any other death, from the same
+// budget: a storm of them through the API writes deathBurst lines, and a
+// handler's death after it is refused too. Other completions are not
+// deaths. Issue 31: these deaths were not logged at all.
+func TestEventLogCompletedDeath(t *testing.T) {
+	l, rec, _ := newEventLogForTest()
+	l.Completed(durable.CompleteEvent{Key: "k", Attempt: 3, Outcome: "dead", Error: "the receiver reported a failure", Code: durable.SettleDead})
+	level, a := rec.last(t, "task died")
+	assert.Equal(t, slog.LevelWarn, level)
+	assert.Equal(t, map[string]string{"key": "k", "attempt": "3", "err": "the receiver reported a failure", "via": "complete"}, a)
+
+	for _, c := range []durable.SettleCode{durable.SettleDone, durable.SettleRetry, durable.SettlePostponed, durable.SettleCancelled} {
+		l.Completed(durable.CompleteEvent{Key: "k", Attempt: 1, Outcome: "dead", Code: c})
+	}
+	assert.Equal(t, 1, rec.count("task died"), "only what the store made dead")
+
+	for range 100 {
+		l.Completed(durable.CompleteEvent{Key: "k", Attempt: 3, Outcome: "dead", Code: durable.SettleDead})
+	}
+	l.HandlerFinished(durable.FinishEvent{Task: httpTask(t, "h", "http://example.com/", 1), Outcome: "dead"})
+	assert.Equal(t, deathBurst, rec.count("task died"), "one budget for every death")
+}
+
 // A 202 delivery is a line of its own: "No delivery yet" hid it.
 func TestEventLogDetached(t *testing.T) {
 	l, rec, _ := newEventLogForTest()

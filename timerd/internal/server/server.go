@@ -18,6 +18,7 @@ import (
 	"github.com/go-timingwheel/timingwheel/durable"
 	"github.com/go-timingwheel/timingwheel/durable/durablemetrics"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/config"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/dashboard"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/schedules"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/ssrf"
 )
@@ -26,15 +27,18 @@ import (
 // its workers. Make it with New, then either Run it once or, to use only
 // Handler, Close it.
 type Server struct {
-	cfg       config.Config
-	log       *slog.Logger
-	backend   *backend
-	queue     *durable.Queue
-	guard     *ssrf.Guard
-	flow      *durable.Flow // the workers' flow control per origin (limits.go)
-	schedules *schedules.Store
-	readiness *readiness
-	handler   http.Handler
+	cfg     config.Config
+	log     *slog.Logger
+	backend *backend
+	queue   *durable.Queue
+	guard   *ssrf.Guard
+	flow    *durable.Flow // the workers' flow control per origin (limits.go)
+	// throughput counts this process's deliveries per minute for the
+	// dashboard's chart: an Observer of the Queue's.
+	throughput *dashboard.Throughput
+	schedules  *schedules.Store
+	readiness  *readiness
+	handler    http.Handler
 }
 
 // New opens the store (a Redis or PostgreSQL store connects lazily, so New
@@ -58,6 +62,7 @@ func New(cfg config.Config, log *slog.Logger) (*Server, error) {
 	}
 	metrics := durablemetrics.New(cfg.Namespace)
 	events := newEventLog(log, string(b.kind), time.Now)
+	throughput := dashboard.NewThroughput(time.Now)
 	var backoff func(int) time.Duration // zero bounds: durable's DefaultBackoff
 	if cfg.BackoffBase > 0 {
 		backoff = durable.ExponentialBackoff(cfg.BackoffBase, cfg.BackoffLimit)
@@ -70,7 +75,7 @@ func New(cfg config.Config, log *slog.Logger) (*Server, error) {
 		Retention:     cfg.Retention,
 		HistoryLen:    cfg.History,
 		ShutdownGrace: cfg.ShutdownGrace,
-		Observer:      observers{metrics.Observer(), events},
+		Observer:      observers{metrics.Observer(), events, throughput},
 		Flow:          flow,
 		// Run retries these itself; they are worth a line, not a stop, and
 		// not a line each: events logs an outage with backoff.
@@ -85,7 +90,7 @@ func New(cfg config.Config, log *slog.Logger) (*Server, error) {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(metrics, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	s := &Server{cfg: cfg, log: log, backend: b, queue: q, guard: guard, flow: flow,
+	s := &Server{cfg: cfg, log: log, backend: b, queue: q, guard: guard, flow: flow, throughput: throughput,
 		schedules: schedules.New(b.defs, q, log)}
 	s.readiness = &readiness{check: s.checkStore, now: time.Now}
 	if s.handler, err = s.routes(reg); err != nil {

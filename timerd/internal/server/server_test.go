@@ -16,10 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-timingwheel/timingwheel/pgwheel"
 	"github.com/go-timingwheel/timingwheel/rediswheel"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/api"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/apierror"
@@ -434,6 +436,27 @@ func TestMigrate(t *testing.T) {
 	what, err = Migrate(ctx, testConfig(t, "redis://127.0.0.1:1/0"))
 	require.NoError(t, err)
 	require.Contains(t, what, "no schema")
+}
+
+// A database a newer timerd migrated is refused with what to do, which is
+// not to run this timerd's migrate (it refuses too): run the newer timerd,
+// or restore the backup from before (README.md, "Upgrade and rollback").
+func TestNewerSchemaIsRefusedWithRollback(t *testing.T) {
+	ctx := context.Background()
+	cfg := postgresConfig(t)
+	_, err := Migrate(ctx, cfg)
+	require.NoError(t, err)
+	pool, err := pgxpool.New(ctx, cfg.StoreURL)
+	require.NoError(t, err)
+	defer pool.Close()
+	_, err = pool.Exec(ctx, `INSERT INTO pgwheel_schema (version) VALUES (99)`)
+	require.NoError(t, err)
+	_, err = New(cfg, testLog(t))
+	require.ErrorIs(t, err, pgwheel.ErrSchemaTooNew)
+	require.ErrorContains(t, err, "restore the backup")
+	require.NotContains(t, err.Error(), "run timerd migrate")
+	_, err = Migrate(ctx, cfg)
+	require.ErrorIs(t, err, pgwheel.ErrSchemaTooNew, "this timerd's migrate refuses too")
 }
 
 // cleanNamespace deletes the keys of cfg's namespace.
