@@ -191,6 +191,10 @@ func TestOpenAPI(t *testing.T) {
 		f.do("DELETE", "/v1/limits/https%3A%2F%2Fexample.com%3A443", "")
 		f.do("DELETE", "/v1/limits/https%3A%2F%2Fexample.com", "")
 		f.do("DELETE", "/v1/limits/x", "")
+		f.do("POST", "/v1/pause", "")
+		f.do("POST", "/v1/pause", `{"x":1}`)
+		f.do("GET", "/v1/stats", "")
+		f.do("POST", "/v1/resume", `{}`)
 		f.do("PATCH", "/v1/tasks/a", "")
 		f.do("GET", "/v1/elsewhere", "")
 

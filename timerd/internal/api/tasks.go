@@ -34,6 +34,7 @@ func (h *handler) createTask(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeBody(w, r, h.cfg.MaxBody, createShape, &req); err != nil {
 		return err
 	}
+	auditSubject(r, "key", req.Key)
 	if err := checkNewKey(req.Key); err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/go-timingwheel/timingwheel/durable"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/auth"
 )
 
 // The two actions are POST forms with the fields key (the task's) and from
@@ -54,7 +55,7 @@ func (d *dashboard) act(w http.ResponseWriter, r *http.Request, op string,
 		d.failStore(w, r, op, err)
 		return
 	}
-	d.Log.Info("dashboard: "+op, "key", key, "done", ok, "remote", r.RemoteAddr)
+	auth.Audit(r.Context(), d.Log, "dashboard "+op, "key", key, "done", ok, "remote", r.RemoteAddr)
 	done := no
 	if ok {
 		done = yes
