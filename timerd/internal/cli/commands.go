@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 )
@@ -23,10 +24,13 @@ func runAPI(ctx context.Context, args []string, getenv func(string) string, stdo
 		Help(stdout, args[0])
 		return flag.ErrHelp
 	}
-	if len(args) < 2 {
-		return usage("%s needs a subcommand", args[0])
+	cmd, rest := args[0], args[1:]
+	if !single(cmd) {
+		if len(args) < 2 {
+			return usage("%s needs a subcommand", args[0])
+		}
+		cmd, rest = args[0]+" "+args[1], args[2:]
 	}
-	cmd := args[0] + " " + args[1]
 	fs := flag.NewFlagSet("timerd "+cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	server := fs.String("server", envOr(getenv, "TIMERD_SERVER", "http://127.0.0.1:8080"), "")
@@ -35,7 +39,13 @@ func runAPI(ctx context.Context, args []string, getenv func(string) string, stdo
 	limit := fs.Int("limit", 0, "")
 	cursor := fs.String("cursor", "", "")
 	all := fs.Bool("all", false, "")
-	pos, err := parseInterleaved(fs, args[2:])
+	delay := fs.String("delay", "", "")
+	at := fs.String("at", "", "")
+	completionToken := fs.String("completion-token", "", "")
+	failure := fs.String("error", "", "")
+	permanent := fs.Bool("permanent", false, "")
+	file := fs.String("file", "", "")
+	pos, err := parseInterleaved(fs, rest)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			if !Help(stdout, cmd) {
@@ -69,6 +79,12 @@ func runAPI(ctx context.Context, args []string, getenv func(string) string, stdo
 		return usage("dead requeue takes one KEY, or -all")
 	case cmd == "tasks list" && *state == "":
 		return usage("tasks list needs -state")
+	case cmd == "tasks reschedule" && given["delay"] == given["at"]:
+		return usage("tasks reschedule takes one of -delay and -at")
+	case (cmd == "tasks complete" || cmd == "tasks fail") && *completionToken == "":
+		return usage("%s needs -completion-token (the X-Completion-Token header the callback received)", cmd)
+	case cmd == "schedules put" && *file == "":
+		return usage("schedules put needs -file")
 	}
 	c, err := newClient(*server, *tokenFile, getenv)
 	if err != nil {
@@ -92,11 +108,42 @@ func runAPI(ctx context.Context, args []string, getenv func(string) string, stdo
 			q.Set("cursor", *cursor)
 		}
 		return c.print(ctx, stdout, http.MethodGet, "/v1/tasks?"+q.Encode(), nil)
+	case "tasks reschedule":
+		body := map[string]string{"delay": *delay}
+		if given["at"] {
+			body = map[string]string{"due_at": *at}
+		}
+		return c.print(ctx, stdout, http.MethodPost, "/v1/tasks/"+url.PathEscape(key)+"/reschedule", body)
+	case "tasks complete":
+		return c.print(ctx, stdout, http.MethodPost, "/v1/tasks/"+url.PathEscape(key)+"/complete",
+			map[string]string{"token": *completionToken})
+	case "tasks fail":
+		return c.print(ctx, stdout, http.MethodPost, "/v1/tasks/"+url.PathEscape(key)+"/fail",
+			map[string]any{"token": *completionToken, "error": *failure, "permanent": *permanent})
 	case "dead requeue":
 		if *all {
 			return c.requeueAll(ctx, stdout)
 		}
 		return c.print(ctx, stdout, http.MethodPost, "/v1/dead/"+url.PathEscape(key)+"/requeue", nil)
+	case "schedules get":
+		return c.print(ctx, stdout, http.MethodGet, "/v1/schedules/"+url.PathEscape(key), nil)
+	case "schedules put":
+		b, err := os.ReadFile(*file)
+		if err != nil {
+			return usage("-file: %v", err)
+		}
+		if !json.Valid(b) {
+			return usage("-file %s: not JSON", *file)
+		}
+		return c.print(ctx, stdout, http.MethodPost, "/v1/schedules", json.RawMessage(b))
+	case "schedules delete":
+		return c.print(ctx, stdout, http.MethodDelete, "/v1/schedules/"+url.PathEscape(key), nil)
+	case "stats":
+		return c.print(ctx, stdout, http.MethodGet, "/v1/stats", nil)
+	case "pause":
+		return c.print(ctx, stdout, http.MethodPost, "/v1/pause", nil)
+	case "resume":
+		return c.print(ctx, stdout, http.MethodPost, "/v1/resume", nil)
 	default: // schedules list
 		return c.print(ctx, stdout, http.MethodGet, "/v1/schedules", nil)
 	}

@@ -7,7 +7,7 @@ import (
 )
 
 // apiCommand is one command that calls the API: its name (group and
-// subcommand), what follows the name in its usage line, what it does, its
+// subcommand, or one word: single), what follows the name in its usage line, what it does, its
 // own flags and how many arguments it takes (-1: runAPI checks).
 type apiCommand struct {
 	name, args, what string
@@ -20,8 +20,28 @@ var apiCommands = []apiCommand{
 	{"tasks get", "KEY", "a task, as GET /v1/tasks/{key}", nil, 1},
 	{"tasks cancel", "KEY", "cancel it, as DELETE /v1/tasks/{key}", nil, 1},
 	{"tasks list", "-state S [-limit N] [-cursor C]", "one page of a state (scheduled, retrying, in_flight, dead, done, cancelled)", []string{"state", "limit", "cursor"}, 0},
+	{"tasks reschedule", "KEY -delay D | -at T", "move a scheduled or retrying task, as POST /v1/tasks/{key}/reschedule", []string{"delay", "at"}, 1},
+	{"tasks complete", "KEY -completion-token T", "finish a task waiting on a 202, as POST /v1/tasks/{key}/complete", []string{"completion-token"}, 1},
+	{"tasks fail", "KEY -completion-token T [-error E] [-permanent]", "fail it: retried after its backoff, or dead with -permanent, as POST /v1/tasks/{key}/fail", []string{"completion-token", "error", "permanent"}, 1},
 	{"dead requeue", "KEY | -all", "requeue one dead task, or every dead task page by page", []string{"all"}, -1},
 	{"schedules list", "", "the periodic schedules", nil, 0},
+	{"schedules get", "NAME", "one schedule, as GET /v1/schedules/{name}", nil, 1},
+	{"schedules put", "-file F", "create or replace the schedule in file F (the JSON of POST /v1/schedules)", []string{"file"}, 0},
+	{"schedules delete", "NAME", "delete it, as DELETE /v1/schedules/{name}", nil, 1},
+	{"stats", "", "tasks per state, per shard and in total, and whether paused, as GET /v1/stats", nil, 0},
+	{"pause", "", "pause deliveries on every shard, as POST /v1/pause", nil, 0},
+	{"resume", "", "resume them, as POST /v1/resume", nil, 0},
+}
+
+// single reports whether the command named word is one word (stats,
+// pause, resume) rather than a group of subcommands.
+func single(word string) bool {
+	for _, c := range apiCommands {
+		if c.name == word {
+			return true
+		}
+	}
+	return false
 }
 
 // commonFlags are the flags every API command takes.
@@ -29,16 +49,22 @@ var commonFlags = []string{"server", "token-file"}
 
 // flagDocs describe the flags, as "-name ARG" and what it is.
 var flagDocs = map[string][2]string{
-	"server":     {"-server URL", "timerd's address (TIMERD_SERVER, default http://127.0.0.1:8080)"},
-	"token-file": {"-token-file F", "file whose first line is the token (TIMERD_TOKEN_FILE; else TIMERD_TOKEN)"},
-	"state":      {"-state S", "the state to list (required)"},
-	"limit":      {"-limit N", "tasks a page (default: the API's)"},
-	"cursor":     {"-cursor C", "the next_cursor of the page before"},
-	"all":        {"-all", "every dead task, instead of KEY"},
-	"listen":     {"-listen ADDR", "host:port to listen on (default 127.0.0.1:9000)"},
+	"server":           {"-server URL", "timerd's address (TIMERD_SERVER, default http://127.0.0.1:8080)"},
+	"token-file":       {"-token-file F", "file whose first line is the token (TIMERD_TOKEN_FILE; else TIMERD_TOKEN)"},
+	"state":            {"-state S", "the state to list (required)"},
+	"limit":            {"-limit N", "tasks a page (default: the API's)"},
+	"cursor":           {"-cursor C", "the next_cursor of the page before"},
+	"all":              {"-all", "every dead task, instead of KEY"},
+	"delay":            {"-delay D", "due in D from now, a Go duration (1m30s)"},
+	"at":               {"-at T", "due at T, RFC 3339 with a zone (2026-11-25T10:00:00Z)"},
+	"completion-token": {"-completion-token T", "the X-Completion-Token header the callback received (required)"},
+	"error":            {"-error E", "the failure's text, the task's last error"},
+	"permanent":        {"-permanent", "dead at once instead of retried"},
+	"file":             {"-file F", "the schedule's JSON (required)"},
+	"listen":           {"-listen ADDR", "host:port to listen on (default 127.0.0.1:9000)"},
 }
 
-const receiverLine = "receiver [-listen ADDR]"
+const receiverLine = "receiver [-listen ADDR] [-accept]"
 
 const exitCodes = "Exit codes: 0 done, 1 the request failed (the API's status and code are printed), 2 bad usage.\n"
 
@@ -83,7 +109,7 @@ func Help(w io.Writer, what ...string) bool {
 	var b strings.Builder
 	if name == "receiver" {
 		b.WriteString("usage: timerd " + receiverLine + "\n\n  a callback receiver for trying timerd: prints each request, answers 200\n\n")
-		flags(&b, []string{"listen"})
+		flags(&b, []string{"listen", "accept"})
 		_, _ = io.WriteString(w, b.String())
 		return true
 	}
