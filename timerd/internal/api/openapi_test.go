@@ -157,6 +157,9 @@ func TestOpenAPI(t *testing.T) {
 			f.do("GET", "/v1/tasks?limit=1&state="+s, "")
 		}
 		f.do("GET", "/v1/tasks?state=nope", "")
+		f.do("GET", "/v1/tasks?state=dead&error=gone&kind=oneoff&limit=5", "")
+		f.do("GET", "/v1/tasks?state=scheduled&prefix=a", "")
+		f.do("GET", "/v1/tasks?state=scheduled&kind=sometimes", "")
 		f.do("GET", "/v1/dead", "")
 		f.do("GET", "/v1/dead?limit=0", "")
 		f.do("POST", "/v1/dead/gone/requeue", "")

@@ -45,6 +45,8 @@ func runAPI(ctx context.Context, args []string, getenv func(string) string, stdo
 	failure := fs.String("error", "", "")
 	permanent := fs.Bool("permanent", false, "")
 	file := fs.String("file", "", "")
+	kind := fs.String("kind", "", "")
+	prefix := fs.String("prefix", "", "")
 	pos, err := parseInterleaved(fs, rest)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -106,6 +108,11 @@ func runAPI(ctx context.Context, args []string, getenv func(string) string, stdo
 		}
 		if *cursor != "" {
 			q.Set("cursor", *cursor)
+		}
+		for name, v := range map[string]string{"kind": *kind, "prefix": *prefix, "error": *failure} {
+			if given[name] {
+				q.Set(name, v)
+			}
 		}
 		return c.print(ctx, stdout, http.MethodGet, "/v1/tasks?"+q.Encode(), nil)
 	case "tasks reschedule":

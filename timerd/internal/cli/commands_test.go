@@ -25,6 +25,7 @@ func TestChangeCommands(t *testing.T) {
 		"GET /v1/stats":                       {200, `{"paused":false}`},
 		"POST /v1/pause":                      {200, `{"paused":true}`},
 		"POST /v1/resume":                     {200, `{"paused":false}`},
+		"GET /v1/tasks?error=timeout&kind=oneoff&prefix=orders%2F&state=dead": {200, `{"tasks":[],"next_cursor":"c","scanned":10000}`},
 	})
 	for _, tc := range []struct {
 		args          []string
@@ -41,6 +42,8 @@ func TestChangeCommands(t *testing.T) {
 			`{"name":"nightly","cron":"0 3 * * *","callback":{"url":"https://example.com/","method":"POST"}}`, `"created": true`},
 		{[]string{"schedules", "delete", "nightly"}, "DELETE /v1/schedules/nightly", ``, `"deleted": true`},
 		{[]string{"stats"}, "GET /v1/stats", ``, `"paused": false`},
+		{[]string{"tasks", "list", "-state", "dead", "-prefix", "orders/", "-error", "timeout", "-kind", "oneoff"},
+			"GET /v1/tasks?error=timeout&kind=oneoff&prefix=orders%2F&state=dead", ``, `"scanned": 10000`},
 		{[]string{"pause"}, "POST /v1/pause", ``, `"paused": true`},
 		{[]string{"resume", "-server", api.URL}, "POST /v1/resume", ``, `"paused": false`},
 	} {

@@ -19,7 +19,7 @@ type apiCommand struct {
 var apiCommands = []apiCommand{
 	{"tasks get", "KEY", "a task, as GET /v1/tasks/{key}", nil, 1},
 	{"tasks cancel", "KEY", "cancel it, as DELETE /v1/tasks/{key}", nil, 1},
-	{"tasks list", "-state S [-limit N] [-cursor C]", "one page of a state (scheduled, retrying, in_flight, dead, done, cancelled)", []string{"state", "limit", "cursor"}, 0},
+	{"tasks list", "-state S [-kind K] [-prefix P] [-error E] [-limit N] [-cursor C]", "one page of a state (scheduled, retrying, in_flight, dead, done, cancelled); with -kind, -prefix or -error a page of a search, which next_cursor continues", []string{"state", "kind", "prefix", "error", "limit", "cursor"}, 0},
 	{"tasks reschedule", "KEY -delay D | -at T", "move a scheduled or retrying task, as POST /v1/tasks/{key}/reschedule", []string{"delay", "at"}, 1},
 	{"tasks complete", "KEY -completion-token T", "finish a task waiting on a 202, as POST /v1/tasks/{key}/complete", []string{"completion-token"}, 1},
 	{"tasks fail", "KEY -completion-token T [-error E] [-permanent]", "fail it: retried after its backoff, or dead with -permanent, as POST /v1/tasks/{key}/fail", []string{"completion-token", "error", "permanent"}, 1},

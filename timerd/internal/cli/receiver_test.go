@@ -16,7 +16,9 @@ func TestReceiverAccept(t *testing.T) {
 	var out, errOut syncBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
-	go func() { done <- Run(ctx, []string{"receiver", "-listen", "127.0.0.1:0", "-accept"}, nil, &out, &errOut) }()
+	go func() {
+		done <- Run(ctx, []string{"receiver", "-listen", "127.0.0.1:0", "-accept"}, nil, &out, &errOut)
+	}()
 	defer func() {
 		cancel()
 		select {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/go-timingwheel/timingwheel/durable"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/search"
 )
 
 // pageSize is the tasks of one list page: a page of 50 costs about 2 ms of
@@ -22,7 +23,7 @@ type listData struct {
 	// Filter is the tasks list's (filter.go); the dead set's matches all.
 	Filter filter
 	// Scanned counts the tasks read for a filtered page; Stopped says the
-	// scan ended at maxScan, not at a full page or the list's end.
+	// scan ended at search.MaxScan, not at a full page or the list's end.
 	Scanned int
 	Stopped bool
 	MaxScan int
@@ -65,17 +66,17 @@ func (d *dashboard) tasks(w http.ResponseWriter, r *http.Request) {
 // dead lists the dead set, a page at a time, with a Requeue and a Cancel
 // button per task, and the outcome of the last one pressed.
 func (d *dashboard) dead(w http.ResponseWriter, r *http.Request) {
-	d.list(w, r, "dead", durable.StateDead, filter{Kind: kindAll})
+	d.list(w, r, "dead", durable.StateDead, filter{search.Filter{Kind: kindAll}})
 }
 
 func (d *dashboard) list(w http.ResponseWriter, r *http.Request, name string, state durable.State, f filter) {
 	cursor := r.URL.Query().Get("cursor")
-	var s scanned
+	var s search.Result
 	var err error
-	if f.everything() {
-		s.tasks, s.next, err = d.Queue.List(r.Context(), state, cursor, pageSize)
+	if f.Everything() {
+		s.Tasks, s.Next, err = d.Queue.List(r.Context(), state, cursor, pageSize)
 	} else {
-		s, err = d.scan(r.Context(), state, cursor, f)
+		s, err = search.Scan(r.Context(), d.Queue, state, cursor, f.Filter, pageSize)
 	}
 	switch {
 	case errors.Is(err, durable.ErrCursor):
@@ -90,7 +91,7 @@ func (d *dashboard) list(w http.ResponseWriter, r *http.Request, name string, st
 		title = "Dead set"
 	}
 	d.render(w, r, http.StatusOK, name, title, listData{
-		State: state, States: states, Tasks: s.tasks, Cursor: cursor, Next: s.next, Outcome: outcomeOf(r),
-		Filter: f, Scanned: s.scanned, Stopped: s.next != "" && len(s.tasks) < pageSize, MaxScan: maxScan,
+		State: state, States: states, Tasks: s.Tasks, Cursor: cursor, Next: s.Next, Outcome: outcomeOf(r),
+		Filter: f, Scanned: s.Scanned, Stopped: s.Stopped(pageSize), MaxScan: search.MaxScan,
 	})
 }
