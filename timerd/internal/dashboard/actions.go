@@ -99,6 +99,9 @@ var countTexts = map[string]struct {
 // outcomeOf is the outcome named by r's query, or nil.
 func outcomeOf(r *http.Request) *outcome {
 	q := r.URL.Query()
+	if q.Get("done") == "selection" {
+		return selectionOutcome(q)
+	}
 	if t, ok := countTexts[q.Get("done")]; ok {
 		text := t.text
 		if strings.Contains(text, "%s") {

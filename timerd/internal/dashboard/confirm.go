@@ -14,13 +14,14 @@ import (
 
 // confirmData is the confirmation page's.
 type confirmData struct {
-	Question string  // what will happen, as a question: user data, escaped
-	Explain  string  // its consequences
-	Action   string  // the path the form POSTs to
-	Fields   []field // the form's hidden fields, confirm=yes added by the template
-	Button   string  // the button's text
-	Back     string  // where "Back" leads: a page of the dashboard
-	Nothing  bool    // there is nothing to do: no form, only Back
+	Question string   // what will happen, as a question: user data, escaped
+	Explain  string   // its consequences
+	Items    []string // the tasks it acts on, when they are few enough to list: user data, escaped
+	Action   string   // the path the form POSTs to
+	Fields   []field  // the form's hidden fields, confirm=yes added by the template
+	Button   string   // the button's text
+	Back     string   // where "Back" leads: a page of the dashboard
+	Nothing  bool     // there is nothing to do: no form, only Back
 }
 
 type field struct{ Name, Value string }

@@ -19,6 +19,9 @@
 //	GET  /ui/pause, /ui/resume  the confirmation; POST (confirm=yes) Queue.Pause or Resume
 //	GET  /ui/dead/requeue-all, /ui/dead/cancel-all  the confirmation with the count;
 //	                          POST (confirm=yes, n=count) acts on at most n dead tasks: bulk.go
+//	GET  /ui/select           state=S, the list's filter, op=requeue|run-now|reschedule|cancel
+//	                          (delay=D), scope=selected (key=K...) or all: the confirmation with
+//	                          the count; POST (confirm=yes, n=count for all) acts: select.go
 //	POST /ui/prefs            zone=Z and/or refresh=on|off: the display preferences' cookies (prefs.go)
 //	GET  /ui/login            the token form; POST sets the session cookie
 //	POST /ui/logout           clears it (GET shows the button)
@@ -121,6 +124,8 @@ func New(cfg Config) (http.Handler, error) {
 	mux.Handle("POST /ui/pause", d.loggedIn(http.HandlerFunc(d.pause)))
 	mux.Handle("GET /ui/resume", d.loggedIn(http.HandlerFunc(d.resumeForm)))
 	mux.Handle("POST /ui/resume", d.loggedIn(http.HandlerFunc(d.resume)))
+	mux.Handle("GET /ui/select", d.loggedIn(http.HandlerFunc(d.selectForm)))
+	mux.Handle("POST /ui/select", d.loggedIn(http.HandlerFunc(d.selectDo)))
 	mux.Handle("GET /ui/dead/{op}", d.loggedIn(http.HandlerFunc(d.bulkForm)))
 	mux.Handle("POST /ui/dead/{op}", d.loggedIn(http.HandlerFunc(d.bulk)))
 	mux.Handle("GET /ui/schedules", d.loggedIn(http.HandlerFunc(d.schedules)))

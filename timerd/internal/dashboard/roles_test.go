@@ -62,10 +62,11 @@ func TestActionsShownToOperatorsOnly(t *testing.T) {
 	checker := roleChecker(t)
 	h := newDashboardWith(t, Config{Queue: q, Auth: checker})
 	marks := map[string]string{ // page → the mark of an action on it
-		"/ui/":                      `id="pause"`,
-		"/ui/dead":                  `id="requeue-all"`,
-		"/ui/dead#row":              `<button class="requeue">`,
-		"/ui/task?key=roles/dead-1": `<button class="cancel">`,
+		"/ui/":                          `id="pause"`,
+		"/ui/dead":                      `id="requeue-all"`,
+		"/ui/dead#row":                  `<button class="requeue">`,
+		"/ui/task?key=roles/dead-1":     `<button class="cancel">`,
+		"/ui/tasks?state=dead&kind=all": `id="act-all"`,
 	}
 	for _, cr := range roleCredentials {
 		ck := cookieAs(t, checker, cr)

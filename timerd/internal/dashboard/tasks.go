@@ -3,6 +3,8 @@ package dashboard
 import (
 	"errors"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/go-timingwheel/timingwheel/durable"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/search"
@@ -27,6 +29,12 @@ type listData struct {
 	Scanned int
 	Stopped bool
 	MaxScan int
+	// Ops are the actions on a selection the list offers (select.go), none
+	// on the dead set's page (it has its own); Delay: one needs a delay.
+	// SelectFields are the list's state and filter as the selection form's.
+	Ops          []opChoice
+	Delay        bool
+	SelectFields []field
 }
 
 // Link is the list's URL for state (the tasks page's, with this page's
@@ -87,11 +95,21 @@ func (d *dashboard) list(w http.ResponseWriter, r *http.Request, name string, st
 		return
 	}
 	title := "Tasks " + stateSlug(state)
+	var ops []opChoice
+	var delay bool
 	if name == "dead" {
 		title = "Dead set"
+	} else {
+		ops, delay = choices(state)
 	}
+	var sel []field
+	for k, v := range f.values(state) {
+		sel = append(sel, field{k, v[0]})
+	}
+	slices.SortFunc(sel, func(a, b field) int { return strings.Compare(a.Name, b.Name) })
 	d.render(w, r, http.StatusOK, name, title, listData{
 		State: state, States: states, Tasks: s.Tasks, Cursor: cursor, Next: s.Next, Outcome: outcomeOf(r),
 		Filter: f, Scanned: s.Scanned, Stopped: s.Stopped(pageSize), MaxScan: search.MaxScan,
+		Ops: ops, Delay: delay, SelectFields: sel,
 	})
 }

@@ -141,3 +141,41 @@ func scan(ctx context.Context, q *durable.Queue, state durable.State, cursor str
 	}
 	return r, nil
 }
+
+// Each calls visit on every task of state that f matches, from the first,
+// in List's order, until visit returns false, the state ends, or MaxScan
+// tasks were read. It returns how many were read and whether it reached
+// the end. visit may change the task (cancel, requeue, reschedule it): the
+// walk goes on from List's position, so a task moved out of the state or
+// before the position is not met again, and one moved later may be (the
+// caller remembers what it did).
+func Each(ctx context.Context, q *durable.Queue, state durable.State, f Filter, visit func(durable.TaskInfo) (bool, error)) (scanned int, complete bool, err error) {
+	cursor := ""
+	for calls := 0; calls < MaxCalls; calls++ {
+		tasks, next, err := q.List(ctx, state, cursor, min(eachPage, MaxScan-scanned))
+		if err != nil {
+			return scanned, false, err
+		}
+		scanned += len(tasks)
+		for _, t := range tasks {
+			if !f.Match(t) {
+				continue
+			}
+			more, err := visit(t)
+			if err != nil || !more {
+				return scanned, false, err
+			}
+		}
+		if next == "" {
+			return scanned, true, nil
+		}
+		if scanned >= MaxScan {
+			return scanned, false, nil
+		}
+		cursor = next
+	}
+	return scanned, false, nil
+}
+
+// eachPage is Each's List page: MaxScan in MaxCalls pages.
+const eachPage = MaxScan / MaxCalls

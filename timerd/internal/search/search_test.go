@@ -96,3 +96,44 @@ func TestScanIsBoundedAndContinues(t *testing.T) {
 		t.Errorf("a bad cursor: %v, want ErrCursor", err)
 	}
 }
+
+// Each visits every match once from the first, also while the visit moves
+// the tasks (cancels them), and says it reached the end; a visit that
+// says stop stops it.
+func TestEach(t *testing.T) {
+	ctx := context.Background()
+	q, err := durable.New(memstore.New(memstore.Options{}), durable.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().Add(time.Hour)
+	var items []durable.Item
+	for i := range 3 * eachPage {
+		items = append(items, durable.Item{Key: fmt.Sprintf("k/%04d", i), At: at.Add(time.Duration(i) * time.Millisecond)})
+	}
+	if _, err := q.AddBatch(ctx, items); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	scanned, complete, err := Each(ctx, q, durable.StateScheduled, Filter{Prefix: "k/00"}, func(ti durable.TaskInfo) (bool, error) {
+		seen[ti.Key]++
+		_, err := q.Cancel(ctx, ti.Key)
+		return true, err
+	})
+	if err != nil || !complete || scanned != 3*eachPage {
+		t.Fatalf("Each: scanned %d, complete %v, %v; want all %d", scanned, complete, err, 3*eachPage)
+	}
+	if len(seen) != 100 {
+		t.Errorf("visited %d keys, want the 100 of k/00", len(seen))
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Errorf("%s visited %d times", k, n)
+		}
+	}
+	n := 0
+	_, complete, err = Each(ctx, q, durable.StateScheduled, Filter{}, func(durable.TaskInfo) (bool, error) { n++; return n < 5, nil })
+	if err != nil || complete || n != 5 {
+		t.Errorf("a visit that stops at 5: %d visits, complete %v, %v", n, complete, err)
+	}
+}
