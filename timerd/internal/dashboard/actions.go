@@ -82,6 +82,10 @@ var outcomeTexts = map[string]struct {
 	"not_dead":  {false, "%q was not in the dead set: nothing requeued."},
 	"cancelled": {true, "Cancelled %q."},
 	"not_found": {false, "There was no task %q: nothing cancelled."},
+	// complete.go's
+	"completed":    {true, "Completed %q: done."},
+	"failed_retry": {true, "Failed %q: it is retried after its backoff."},
+	"failed_dead":  {true, "Failed %q: it is dead."},
 }
 
 // countTexts are the outcomes of actions on the whole queue or dead set;

@@ -14,6 +14,8 @@
 //	GET  /ui/schedules        the periodic schedules with their next run; /ui/schedule?name=N
 //	                          one schedule and its recent runs
 //	POST /ui/requeue          key=K&from=dead|task: Queue.Requeue, then back with the outcome
+//	POST /ui/complete         key=K&token=T&outcome=done|fail(&error=E&permanent=yes): a task
+//	                          waiting on a 202 completed or failed, Queue.Complete: complete.go
 //	GET  /ui/cancel           key=K&from=dead|task: the confirmation; its POST (confirm=yes)
 //	                          Queue.Cancel, then back with the outcome
 //	GET  /ui/pause, /ui/resume  the confirmation; POST (confirm=yes) Queue.Pause or Resume
@@ -73,6 +75,11 @@ type Config struct {
 	// keys): the overview lists its origins, a task page says why a task in
 	// flight waits. nil: neither is shown.
 	Flow *durable.Flow
+	// VerifyCompletion checks the completion token typed into a detached
+	// task's form and returns the delivery's durable token
+	// (completion.Keys.Verify, as the API's); nil: the token is durable's
+	// own.
+	VerifyCompletion func(taskKey, credential string) (string, error)
 }
 
 // dashboard serves the pages; its fields are set by New and read only.
@@ -118,6 +125,7 @@ func New(cfg Config) (http.Handler, error) {
 	mux.Handle("GET /ui/dead", d.loggedIn(http.HandlerFunc(d.dead)))
 	mux.Handle("GET /ui/task", d.loggedIn(http.HandlerFunc(d.task)))
 	mux.Handle("POST /ui/requeue", d.loggedIn(http.HandlerFunc(d.requeue)))
+	mux.Handle("POST /ui/complete", d.loggedIn(http.HandlerFunc(d.complete)))
 	mux.Handle("GET /ui/cancel", d.loggedIn(http.HandlerFunc(d.cancelForm)))
 	mux.Handle("POST /ui/cancel", d.loggedIn(http.HandlerFunc(d.cancel)))
 	mux.Handle("GET /ui/pause", d.loggedIn(http.HandlerFunc(d.pauseForm)))
