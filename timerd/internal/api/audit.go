@@ -9,9 +9,9 @@ import (
 
 // audited wraps next, the handler of op, so that every request to a route
 // that changes something (its grant is not auth.GrantRead) writes one audit
-// line (auth.Audit) once it is answered: the credential, op, what the path
-// names (key, name or origin), the key or name a body named (subject) and
-// the status, so refusals (400, 403, 404, 409) are there beside the
+// line (auth.Audit) once it is answered: the credential, op, the status,
+// the client's address, what the path names (key, name or origin) and the
+// key or name a body named (subject), so refusals (400, 403, 404, 409) are there beside the
 // changes. Reads write none. The command line calls these routes, so its
 // changes are audited here too.
 func (h *handler) audited(op string, next http.Handler) http.Handler {
@@ -22,7 +22,7 @@ func (h *handler) audited(op string, next http.Handler) http.Handler {
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		s := &subject{}
 		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), subjectKey{}, s)))
-		args := []any{"status", sw.status}
+		args := []any{"status", sw.status, "remote", r.RemoteAddr}
 		for _, name := range []string{"key", "name", "origin"} {
 			if v := r.PathValue(name); v != "" {
 				args = append(args, name, v)
