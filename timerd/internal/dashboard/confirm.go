@@ -2,6 +2,8 @@ package dashboard
 
 import (
 	"net/http"
+
+	"github.com/go-timingwheel/timingwheel/timerd/internal/auth"
 )
 
 // Confirmation steps. An action that cannot be undone, or that stops or
@@ -41,7 +43,13 @@ func (d *dashboard) confirmed(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-// confirm renders the confirmation page.
+// confirm renders the confirmation page. A reader whose role may not act
+// (loggedIn would refuse the POST) gets it without the form, told why: no
+// page shows a button its reader may not use.
 func (d *dashboard) confirm(w http.ResponseWriter, r *http.Request, title string, c confirmData) {
+	if cr, ok := auth.FromContext(r.Context()); ok && !cr.Role.Can(auth.GrantOperate) {
+		c.Explain = "The token " + cr.Name + " (" + string(cr.Role) + ") may not do this: it can read only."
+		c.Nothing, c.Items = true, nil
+	}
 	d.render(w, r, http.StatusOK, "confirm", title, c)
 }

@@ -67,6 +67,10 @@ func TestActionsShownToOperatorsOnly(t *testing.T) {
 		"/ui/dead#row":                  `<button class="requeue">`,
 		"/ui/task?key=roles/dead-1":     `<button class="cancel">`,
 		"/ui/tasks?state=dead&kind=all": `id="act-all"`,
+		// A confirmation reached by its URL: no form for a read-only reader.
+		"/ui/pause":            `id="confirm"`,
+		"/ui/dead/requeue-all": `id="confirm"`,
+		"/ui/select?state=dead&kind=all&op=cancel&scope=all": `id="confirm"`,
 	}
 	for _, cr := range roleCredentials {
 		ck := cookieAs(t, checker, cr)
