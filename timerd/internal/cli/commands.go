@@ -79,6 +79,8 @@ func runAPI(ctx context.Context, args []string, getenv func(string) string, stdo
 		return usage("%s takes %d argument(s), not %d", cmd, spec.nargs, len(pos))
 	case cmd == "dead requeue" && (*all == (len(pos) == 1) || len(pos) > 1):
 		return usage("dead requeue takes one KEY, or -all")
+	case cmd == "dead requeue" && !*all && (given["kind"] || given["prefix"] || given["error"]):
+		return usage("dead requeue takes -kind, -prefix and -error only with -all")
 	case cmd == "tasks list" && *state == "":
 		return usage("tasks list needs -state")
 	case cmd == "tasks reschedule" && given["delay"] == given["at"]:
@@ -129,7 +131,13 @@ func runAPI(ctx context.Context, args []string, getenv func(string) string, stdo
 			map[string]any{"token": *completionToken, "error": *failure, "permanent": *permanent})
 	case "dead requeue":
 		if *all {
-			return c.requeueAll(ctx, stdout)
+			f := url.Values{}
+			for name, v := range map[string]string{"kind": *kind, "prefix": *prefix, "error": *failure} {
+				if given[name] {
+					f.Set(name, v)
+				}
+			}
+			return c.requeueAll(ctx, stdout, f)
 		}
 		return c.print(ctx, stdout, http.MethodPost, "/v1/dead/"+url.PathEscape(key)+"/requeue", nil)
 	case "schedules get":
@@ -170,12 +178,15 @@ func (c *client) print(ctx context.Context, w io.Writer, method, path string, bo
 	return err
 }
 
-// requeueAll requeues every dead task: it walks the dead set page by page,
-// oldest death first, and requeues each task, one request each. The cursor
+// requeueAll requeues every dead task, or with filters (kind, prefix,
+// error) every one they match: it walks the dead set page by page, oldest
+// death first (GET /v1/dead; with filters the search GET /v1/tasks?state=dead,
+// whose pages read a bounded number of tasks each), and requeues each task,
+// one request each. The cursor
 // is a position, so requeued tasks leaving the set do not disturb the walk,
 // and a task that dies during it is met later in it. A task gone meanwhile
 // (404: requeued or cancelled by someone else) is counted, not an error.
-func (c *client) requeueAll(ctx context.Context, w io.Writer) error {
+func (c *client) requeueAll(ctx context.Context, w io.Writer, filters url.Values) error {
 	requeued, gone, cursor := 0, 0, ""
 	for {
 		var page struct {
@@ -188,7 +199,15 @@ func (c *client) requeueAll(ctx context.Context, w io.Writer) error {
 		if cursor != "" {
 			q.Set("cursor", cursor)
 		}
-		if err := c.do(ctx, http.MethodGet, "/v1/dead?"+q.Encode(), nil, &page); err != nil {
+		list := "/v1/dead?"
+		if len(filters) > 0 {
+			for k, v := range filters {
+				q[k] = v
+			}
+			q.Set("state", "dead")
+			list = "/v1/tasks?"
+		}
+		if err := c.do(ctx, http.MethodGet, list+q.Encode(), nil, &page); err != nil {
 			return fmt.Errorf("after %d requeued: %w", requeued, err)
 		}
 		for _, t := range page.Tasks {

@@ -80,3 +80,20 @@ func TestChangeCommandsUsage(t *testing.T) {
 	}
 	assert.Empty(t, f.requests())
 }
+
+// dead requeue -all with a filter walks the search of the dead set by its
+// continuation and requeues only what matched.
+func TestRequeueAllFiltered(t *testing.T) {
+	f, api := newFake(t, map[string]answer{
+		"GET /v1/tasks?error=timeout&limit=1000&state=dead":           {200, `{"tasks":[{"key":"a"}],"next_cursor":"c1","scanned":10000}`},
+		"GET /v1/tasks?cursor=c1&error=timeout&limit=1000&state=dead": {200, `{"tasks":[{"key":"b"}],"next_cursor":"","scanned":7}`},
+		"POST /v1/dead/a/requeue":                                     {200, `{"requeued":true}`},
+		"POST /v1/dead/b/requeue":                                     {200, `{"requeued":true}`},
+	})
+	code, out, errOut := run(t, api, "dead", "requeue", "-all", "-error", "timeout")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, "requeued 2 dead task(s); 0 were gone meanwhile\n", out)
+	assert.Len(t, f.requests(), 4)
+	code, _, _ = run(t, api, "dead", "requeue", "k", "-error", "timeout")
+	assert.Equal(t, 2, code, "a filter without -all")
+}

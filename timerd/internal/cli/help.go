@@ -23,7 +23,7 @@ var apiCommands = []apiCommand{
 	{"tasks reschedule", "KEY -delay D | -at T", "move a scheduled or retrying task, as POST /v1/tasks/{key}/reschedule", []string{"delay", "at"}, 1},
 	{"tasks complete", "KEY -completion-token T", "finish a task waiting on a 202, as POST /v1/tasks/{key}/complete", []string{"completion-token"}, 1},
 	{"tasks fail", "KEY -completion-token T [-error E] [-permanent]", "fail it: retried after its backoff, or dead with -permanent, as POST /v1/tasks/{key}/fail", []string{"completion-token", "error", "permanent"}, 1},
-	{"dead requeue", "KEY | -all", "requeue one dead task, or every dead task page by page", []string{"all"}, -1},
+	{"dead requeue", "KEY | -all [-kind K] [-prefix P] [-error E]", "requeue one dead task, or every dead task (that the filters match) page by page", []string{"all", "kind", "prefix", "error"}, -1},
 	{"schedules list", "", "the periodic schedules", nil, 0},
 	{"schedules get", "NAME", "one schedule, as GET /v1/schedules/{name}", nil, 1},
 	{"schedules put", "-file F", "create or replace the schedule in file F (the JSON of POST /v1/schedules)", []string{"file"}, 0},
