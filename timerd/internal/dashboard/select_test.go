@@ -10,7 +10,10 @@ import (
 	"time"
 
 	"github.com/go-timingwheel/timingwheel/durable"
+	"github.com/go-timingwheel/timingwheel/pgwheel"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/pgtest"
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
 )
 
 // selectionForm is the selection form of the scheduled list filtered by
@@ -25,11 +28,23 @@ func selectionForm(op, scope string, more url.Values) url.Values {
 
 // A filtered list offers its actions on the ticked tasks or on all it
 // matches; the confirmation says which and how many, its POST does that
-// and no more, and the list then shows the outcome.
+// and no more, and the list then shows the outcome: on every store.
 func TestSelectionActions(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, c redis.UniversalClient) {
+	forEachBackend(t, func(t *testing.T, c redis.UniversalClient) { testSelectionActions(t, newQueue(t, c)) })
+	t.Run("postgres", func(t *testing.T) {
+		pool := pgtest.Pool(t)
+		require.NoError(t, pgwheel.Migrate(context.Background(), pool))
+		st, err := pgwheel.New(pool, "tdtest-select")
+		require.NoError(t, err)
+		q, err := durable.New(st, durable.Options{Retention: time.Hour})
+		require.NoError(t, err)
+		testSelectionActions(t, q)
+	})
+}
+
+func testSelectionActions(t *testing.T, q *durable.Queue) {
+	{
 		ctx := context.Background()
-		q := newQueue(t, c)
 		for _, k := range []string{"sel/1", "sel/2", "sel/3", "sel/4", "sel/5", "other/1"} {
 			if _, err := q.AddAfter(ctx, k, nil, time.Hour); err != nil {
 				t.Fatal(err)
@@ -123,7 +138,7 @@ func TestSelectionActions(t *testing.T) {
 		if r.status != http.StatusBadRequest || !strings.Contains(r.body, "count its confirmation page showed") {
 			t.Errorf("all without n: %d, want 400", r.status)
 		}
-	})
+	}
 }
 
 // The dead tasks a filter matches can be requeued together: the list of
