@@ -14,8 +14,8 @@ import (
 )
 
 // A read-only token in the real browser: it logs in and reads the dead set,
-// a task and the overview, none of which shows it a button or link of an
-// action (Requeue, Cancel, the bulk actions, Pause); a completion token is
+// a task, a list and the overview, none of which shows it a button or link
+// of an action (Requeue, Cancel, the bulk actions, selections, Pause); a completion token is
 // no login. Screenshots: dashboard-read-only-dead.png and
 // dashboard-read-only-overview.png.
 func TestBrowserReadOnly(t *testing.T) {
@@ -60,6 +60,11 @@ func TestBrowserReadOnly(t *testing.T) {
 		chromedp.Evaluate(`document.querySelectorAll('button.requeue, button.cancel').length`, &actions))
 	if actions != 0 {
 		t.Errorf("the read-only session's task page shows %d action buttons, want none", actions)
+	}
+	run(t, ctx, "open the dead set's list", chromedp.Navigate(srv.URL+"/ui/tasks?state=dead&kind=all"), chromedp.WaitVisible(`tr[data-key="ro/dead-1"]`),
+		chromedp.Evaluate(`document.querySelectorAll('input.select, #act-selected, #act-all').length`, &actions))
+	if actions != 0 {
+		t.Errorf("the read-only session's task list offers %d selection controls, want none", actions)
 	}
 	run(t, ctx, "open the overview", chromedp.Navigate(srv.URL+"/ui/"), chromedp.WaitVisible("#total-due"),
 		chromedp.Evaluate(`document.querySelectorAll('#pause, #resume').length`, &actions))
