@@ -97,3 +97,13 @@ func TestRequeueAllFiltered(t *testing.T) {
 	code, _, _ = run(t, api, "dead", "requeue", "k", "-error", "timeout")
 	assert.Equal(t, 2, code, "a filter without -all")
 }
+
+// Every flag a command takes is described in its help.
+func TestEveryFlagDocumented(t *testing.T) {
+	for _, c := range apiCommands {
+		for _, f := range append(append([]string(nil), c.flags...), commonFlags...) {
+			d, ok := flagDocs[f]
+			assert.True(t, ok && d[0] != "" && d[1] != "", "%s: -%s has no description", c.name, f)
+		}
+	}
+}

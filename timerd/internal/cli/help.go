@@ -58,7 +58,9 @@ var flagDocs = map[string][2]string{
 	"delay":            {"-delay D", "due in D from now, a Go duration (1m30s)"},
 	"at":               {"-at T", "due at T, RFC 3339 with a zone (2026-11-25T10:00:00Z)"},
 	"completion-token": {"-completion-token T", "the X-Completion-Token header the callback received (required)"},
-	"error":            {"-error E", "the failure's text, the task's last error"},
+	"error":            {"-error E", "tasks fail: the failure's text, its last error; a filter: text in the last error, ignoring case"},
+	"kind":             {"-kind K", "a filter: oneoff tasks, schedule runs (schedule), or all"},
+	"prefix":           {"-prefix P", "a filter: keys starting with P"},
 	"permanent":        {"-permanent", "dead at once instead of retried"},
 	"file":             {"-file F", "the schedule's JSON (required)"},
 	"listen":           {"-listen ADDR", "host:port to listen on (default 127.0.0.1:9000)"},
@@ -96,7 +98,7 @@ func line(b *strings.Builder, usage, what string) {
 func flags(b *strings.Builder, names []string) {
 	for _, n := range names {
 		d := flagDocs[n]
-		fmt.Fprintf(b, "  %-16s %s\n", d[0], d[1])
+		fmt.Fprintf(b, "  %-19s %s\n", d[0], d[1])
 	}
 }
 
