@@ -117,7 +117,7 @@ func Help(w io.Writer, what ...string) bool {
 	}
 	for _, c := range apiCommands {
 		if c.name == name {
-			fmt.Fprintf(&b, "usage: timerd %s %s\n\n  %s\n\n", c.name, c.args, c.what)
+			fmt.Fprintf(&b, "usage: timerd %s\n\n  %s\n\n", strings.TrimSpace(c.name+" "+c.args), c.what)
 			flags(&b, append(append([]string(nil), c.flags...), commonFlags...))
 			b.WriteString("\n" + exitCodes)
 			_, _ = io.WriteString(w, b.String())
