@@ -132,9 +132,12 @@ func migrate(args []string, getenv func(string) string, stderr io.Writer) int {
 // topUsage is `timerd help`: every command, one line each.
 const topUsage = `usage: timerd [flags]                 serve the API, the dashboard and the workers (timerd -h: the flags)
        timerd migrate [flags]         bring the store to this timerd's schema, then exit
-       timerd tasks get|cancel|list   read and cancel tasks through a running timerd's API
-       timerd dead requeue            requeue dead tasks
-       timerd schedules list          the periodic schedules
+       timerd tasks get|cancel|list|reschedule|complete|fail
+                                      read, search and change tasks through a running timerd's API
+       timerd dead requeue            requeue dead tasks (all, or those a filter matches)
+       timerd schedules list|get|put|delete
+                                      the periodic schedules
+       timerd stats|pause|resume      tasks per state; stop and restart deliveries
        timerd receiver                a callback receiver for trying timerd
        timerd help [COMMAND]          this, or one command's usage and flags
        timerd version                 this timerd's version and build

@@ -106,7 +106,7 @@ func New(cfg Config) (http.Handler, error) {
 	allow := map[string][]string{} // pattern → its methods
 	var patterns []string
 	for _, rt := range h.routes() {
-		mux.Handle(rt.method+" "+rt.pattern, h.wrap(permit(rt.op, rt.serve)))
+		mux.Handle(rt.method+" "+rt.pattern, h.audited(rt.op, h.wrap(permit(rt.op, rt.serve))))
 		if allow[rt.pattern] == nil {
 			patterns = append(patterns, rt.pattern)
 		}
@@ -151,6 +151,8 @@ func (h *handler) routes() []route {
 		{"GET", "/v1/schedules/{name}", "getSchedule", h.getSchedule},
 		{"DELETE", "/v1/schedules/{name}", "deleteSchedule", h.deleteSchedule},
 		{"GET", "/v1/stats", "stats", h.stats},
+		{"POST", "/v1/pause", "pause", h.pause},
+		{"POST", "/v1/resume", "resume", h.resume},
 		{"GET", "/v1/limits", "listLimits", h.listLimits},
 		{"PUT", "/v1/limits/{origin}", "putLimit", h.putLimit},
 		{"DELETE", "/v1/limits/{origin}", "deleteLimit", h.deleteLimit},

@@ -20,6 +20,7 @@ var grants = map[string]auth.Grant{
 
 	"createTask": auth.GrantOperate, "cancelTask": auth.GrantOperate, "rescheduleTask": auth.GrantOperate,
 	"requeueDead": auth.GrantOperate, "putSchedule": auth.GrantOperate, "deleteSchedule": auth.GrantOperate,
+	"pause": auth.GrantOperate, "resume": auth.GrantOperate,
 
 	"putLimit": auth.GrantAdmin, "deleteLimit": auth.GrantAdmin,
 }

@@ -157,6 +157,9 @@ func TestOpenAPI(t *testing.T) {
 			f.do("GET", "/v1/tasks?limit=1&state="+s, "")
 		}
 		f.do("GET", "/v1/tasks?state=nope", "")
+		f.do("GET", "/v1/tasks?state=dead&error=gone&kind=oneoff&limit=5", "")
+		f.do("GET", "/v1/tasks?state=scheduled&prefix=a", "")
+		f.do("GET", "/v1/tasks?state=scheduled&kind=sometimes", "")
 		f.do("GET", "/v1/dead", "")
 		f.do("GET", "/v1/dead?limit=0", "")
 		f.do("POST", "/v1/dead/gone/requeue", "")
@@ -191,6 +194,10 @@ func TestOpenAPI(t *testing.T) {
 		f.do("DELETE", "/v1/limits/https%3A%2F%2Fexample.com%3A443", "")
 		f.do("DELETE", "/v1/limits/https%3A%2F%2Fexample.com", "")
 		f.do("DELETE", "/v1/limits/x", "")
+		f.do("POST", "/v1/pause", "")
+		f.do("POST", "/v1/pause", `{"x":1}`)
+		f.do("GET", "/v1/stats", "")
+		f.do("POST", "/v1/resume", `{}`)
 		f.do("PATCH", "/v1/tasks/a", "")
 		f.do("GET", "/v1/elsewhere", "")
 

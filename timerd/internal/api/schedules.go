@@ -25,6 +25,7 @@ func (h *handler) putSchedule(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeBody(w, r, h.cfg.MaxBody, scheduleShape, &req); err != nil {
 		return err
 	}
+	auditSubject(r, "name", req.Name)
 	d := schedules.Definition{Name: req.Name, Cron: req.Cron}
 	if req.Every != "" {
 		every, err := time.ParseDuration(req.Every)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-timingwheel/timingwheel/durable"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/search"
 )
 
 type createRequest struct {
@@ -34,6 +35,7 @@ func (h *handler) createTask(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeBody(w, r, h.cfg.MaxBody, createShape, &req); err != nil {
 		return err
 	}
+	auditSubject(r, "key", req.Key)
 	if err := checkNewKey(req.Key); err != nil {
 		return err
 	}
@@ -249,11 +251,15 @@ const DefaultListLimit = 100
 type listJSON struct {
 	Tasks      []taskJSON `json:"tasks"`
 	NextCursor string     `json:"next_cursor"`
+	// Scanned is how many tasks a filtered listing read for this page
+	// (search.Scan, filter.go); absent from an unfiltered one.
+	Scanned *int `json:"scanned,omitempty"`
 }
 
-// listTasks: GET /v1/tasks?state=S&cursor=C&limit=N, durable's List.
+// listTasks: GET /v1/tasks?state=S&cursor=C&limit=N, durable's List; with
+// kind=, prefix= or error= a search (search.Scan, filter.go).
 func (h *handler) listTasks(w http.ResponseWriter, r *http.Request) error {
-	q, err := query(r, "state", "cursor", "limit")
+	q, err := query(r, "state", "cursor", "limit", "kind", "prefix", "error")
 	if err != nil {
 		return err
 	}
@@ -283,14 +289,27 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request, state durable.Sta
 		}
 		limit = n
 	}
-	tasks, next, err := h.cfg.Queue.List(r.Context(), state, q["cursor"], limit)
+	f, filtered, err := filterOf(q)
+	if err != nil {
+		return err
+	}
+	var out listJSON
+	var tasks []durable.TaskInfo
+	if filtered {
+		var res search.Result
+		res, err = search.Scan(r.Context(), h.cfg.Queue, state, q["cursor"], f, limit)
+		tasks, out.NextCursor, out.Scanned = res.Tasks, res.Next, &res.Scanned
+	} else {
+		tasks, out.NextCursor, err = h.cfg.Queue.List(r.Context(), state, q["cursor"], limit)
+	}
 	if errors.Is(err, durable.ErrCursor) {
 		return invalid("cursor", "cursor is not one this listing returned")
 	}
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, listJSON{Tasks: taskViews(tasks), NextCursor: next})
+	out.Tasks = taskViews(tasks)
+	return writeJSON(w, http.StatusOK, out)
 }
 
 // requeueDead: POST /v1/dead/{key}/requeue. The dead task is due at once,

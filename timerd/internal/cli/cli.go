@@ -23,7 +23,7 @@ import (
 
 // Commands are the first words that select the command line rather than
 // the server.
-var Commands = []string{"tasks", "dead", "schedules", "receiver"}
+var Commands = []string{"tasks", "dead", "schedules", "stats", "pause", "resume", "receiver"}
 
 // IsCommand reports whether arg, timerd's first argument, names a command.
 func IsCommand(arg string) bool {

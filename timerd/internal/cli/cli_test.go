@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -23,6 +24,7 @@ type fakeAPI struct {
 	mu      sync.Mutex
 	answers map[string]answer
 	got     []string // "METHOD request-URI token"
+	bodies  []string // the request bodies, as got
 }
 
 type answer struct {
@@ -35,6 +37,8 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer f.mu.Unlock()
 	req := r.Method + " " + r.URL.RequestURI()
 	f.got = append(f.got, req+" "+r.Header.Get("Authorization"))
+	body, _ := io.ReadAll(r.Body)
+	f.bodies = append(f.bodies, string(body))
 	a, ok := f.answers[req]
 	if !ok {
 		a = answer{404, `{"error":{"code":"not_found","message":"no task under this key","field":""}}`}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 )
@@ -23,10 +24,13 @@ func runAPI(ctx context.Context, args []string, getenv func(string) string, stdo
 		Help(stdout, args[0])
 		return flag.ErrHelp
 	}
-	if len(args) < 2 {
-		return usage("%s needs a subcommand", args[0])
+	cmd, rest := args[0], args[1:]
+	if !single(cmd) {
+		if len(args) < 2 {
+			return usage("%s needs a subcommand", args[0])
+		}
+		cmd, rest = args[0]+" "+args[1], args[2:]
 	}
-	cmd := args[0] + " " + args[1]
 	fs := flag.NewFlagSet("timerd "+cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	server := fs.String("server", envOr(getenv, "TIMERD_SERVER", "http://127.0.0.1:8080"), "")
@@ -35,7 +39,15 @@ func runAPI(ctx context.Context, args []string, getenv func(string) string, stdo
 	limit := fs.Int("limit", 0, "")
 	cursor := fs.String("cursor", "", "")
 	all := fs.Bool("all", false, "")
-	pos, err := parseInterleaved(fs, args[2:])
+	delay := fs.String("delay", "", "")
+	at := fs.String("at", "", "")
+	completionToken := fs.String("completion-token", "", "")
+	failure := fs.String("error", "", "")
+	permanent := fs.Bool("permanent", false, "")
+	file := fs.String("file", "", "")
+	kind := fs.String("kind", "", "")
+	prefix := fs.String("prefix", "", "")
+	pos, err := parseInterleaved(fs, rest)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			if !Help(stdout, cmd) {
@@ -67,8 +79,16 @@ func runAPI(ctx context.Context, args []string, getenv func(string) string, stdo
 		return usage("%s takes %d argument(s), not %d", cmd, spec.nargs, len(pos))
 	case cmd == "dead requeue" && (*all == (len(pos) == 1) || len(pos) > 1):
 		return usage("dead requeue takes one KEY, or -all")
+	case cmd == "dead requeue" && !*all && (given["kind"] || given["prefix"] || given["error"]):
+		return usage("dead requeue takes -kind, -prefix and -error only with -all")
 	case cmd == "tasks list" && *state == "":
 		return usage("tasks list needs -state")
+	case cmd == "tasks reschedule" && given["delay"] == given["at"]:
+		return usage("tasks reschedule takes one of -delay and -at")
+	case (cmd == "tasks complete" || cmd == "tasks fail") && *completionToken == "":
+		return usage("%s needs -completion-token (the X-Completion-Token header the callback received)", cmd)
+	case cmd == "schedules put" && *file == "":
+		return usage("schedules put needs -file")
 	}
 	c, err := newClient(*server, *tokenFile, getenv)
 	if err != nil {
@@ -91,12 +111,54 @@ func runAPI(ctx context.Context, args []string, getenv func(string) string, stdo
 		if *cursor != "" {
 			q.Set("cursor", *cursor)
 		}
+		for name, v := range map[string]string{"kind": *kind, "prefix": *prefix, "error": *failure} {
+			if given[name] {
+				q.Set(name, v)
+			}
+		}
 		return c.print(ctx, stdout, http.MethodGet, "/v1/tasks?"+q.Encode(), nil)
+	case "tasks reschedule":
+		body := map[string]string{"delay": *delay}
+		if given["at"] {
+			body = map[string]string{"due_at": *at}
+		}
+		return c.print(ctx, stdout, http.MethodPost, "/v1/tasks/"+url.PathEscape(key)+"/reschedule", body)
+	case "tasks complete":
+		return c.print(ctx, stdout, http.MethodPost, "/v1/tasks/"+url.PathEscape(key)+"/complete",
+			map[string]string{"token": *completionToken})
+	case "tasks fail":
+		return c.print(ctx, stdout, http.MethodPost, "/v1/tasks/"+url.PathEscape(key)+"/fail",
+			map[string]any{"token": *completionToken, "error": *failure, "permanent": *permanent})
 	case "dead requeue":
 		if *all {
-			return c.requeueAll(ctx, stdout)
+			f := url.Values{}
+			for name, v := range map[string]string{"kind": *kind, "prefix": *prefix, "error": *failure} {
+				if given[name] {
+					f.Set(name, v)
+				}
+			}
+			return c.requeueAll(ctx, stdout, f)
 		}
 		return c.print(ctx, stdout, http.MethodPost, "/v1/dead/"+url.PathEscape(key)+"/requeue", nil)
+	case "schedules get":
+		return c.print(ctx, stdout, http.MethodGet, "/v1/schedules/"+url.PathEscape(key), nil)
+	case "schedules put":
+		b, err := os.ReadFile(*file)
+		if err != nil {
+			return usage("-file: %v", err)
+		}
+		if !json.Valid(b) {
+			return usage("-file %s: not JSON", *file)
+		}
+		return c.print(ctx, stdout, http.MethodPost, "/v1/schedules", json.RawMessage(b))
+	case "schedules delete":
+		return c.print(ctx, stdout, http.MethodDelete, "/v1/schedules/"+url.PathEscape(key), nil)
+	case "stats":
+		return c.print(ctx, stdout, http.MethodGet, "/v1/stats", nil)
+	case "pause":
+		return c.print(ctx, stdout, http.MethodPost, "/v1/pause", nil)
+	case "resume":
+		return c.print(ctx, stdout, http.MethodPost, "/v1/resume", nil)
 	default: // schedules list
 		return c.print(ctx, stdout, http.MethodGet, "/v1/schedules", nil)
 	}
@@ -116,12 +178,15 @@ func (c *client) print(ctx context.Context, w io.Writer, method, path string, bo
 	return err
 }
 
-// requeueAll requeues every dead task: it walks the dead set page by page,
-// oldest death first, and requeues each task, one request each. The cursor
+// requeueAll requeues every dead task, or with filters (kind, prefix,
+// error) every one they match: it walks the dead set page by page, oldest
+// death first (GET /v1/dead; with filters the search GET /v1/tasks?state=dead,
+// whose pages read a bounded number of tasks each), and requeues each task,
+// one request each. The cursor
 // is a position, so requeued tasks leaving the set do not disturb the walk,
 // and a task that dies during it is met later in it. A task gone meanwhile
 // (404: requeued or cancelled by someone else) is counted, not an error.
-func (c *client) requeueAll(ctx context.Context, w io.Writer) error {
+func (c *client) requeueAll(ctx context.Context, w io.Writer, filters url.Values) error {
 	requeued, gone, cursor := 0, 0, ""
 	for {
 		var page struct {
@@ -134,7 +199,15 @@ func (c *client) requeueAll(ctx context.Context, w io.Writer) error {
 		if cursor != "" {
 			q.Set("cursor", cursor)
 		}
-		if err := c.do(ctx, http.MethodGet, "/v1/dead?"+q.Encode(), nil, &page); err != nil {
+		list := "/v1/dead?"
+		if len(filters) > 0 {
+			for k, v := range filters {
+				q[k] = v
+			}
+			q.Set("state", "dead")
+			list = "/v1/tasks?"
+		}
+		if err := c.do(ctx, http.MethodGet, list+q.Encode(), nil, &page); err != nil {
 			return fmt.Errorf("after %d requeued: %w", requeued, err)
 		}
 		for _, t := range page.Tasks {

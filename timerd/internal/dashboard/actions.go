@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/go-timingwheel/timingwheel/durable"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/auth"
 )
 
 // The two actions are POST forms with the fields key (the task's) and from
@@ -54,7 +55,7 @@ func (d *dashboard) act(w http.ResponseWriter, r *http.Request, op string,
 		d.failStore(w, r, op, err)
 		return
 	}
-	d.Log.Info("dashboard: "+op, "key", key, "done", ok, "remote", r.RemoteAddr)
+	auth.Audit(r.Context(), d.Log, "dashboard "+op, "key", key, "done", ok, "remote", r.RemoteAddr)
 	done := no
 	if ok {
 		done = yes
@@ -81,6 +82,10 @@ var outcomeTexts = map[string]struct {
 	"not_dead":  {false, "%q was not in the dead set: nothing requeued."},
 	"cancelled": {true, "Cancelled %q."},
 	"not_found": {false, "There was no task %q: nothing cancelled."},
+	// complete.go's
+	"completed":    {true, "Completed %q: done."},
+	"failed_retry": {true, "Failed %q: it is retried after its backoff."},
+	"failed_dead":  {true, "Failed %q: it is dead."},
 }
 
 // countTexts are the outcomes of actions on the whole queue or dead set;
@@ -98,6 +103,9 @@ var countTexts = map[string]struct {
 // outcomeOf is the outcome named by r's query, or nil.
 func outcomeOf(r *http.Request) *outcome {
 	q := r.URL.Query()
+	if q.Get("done") == "selection" {
+		return selectionOutcome(q)
+	}
 	if t, ok := countTexts[q.Get("done")]; ok {
 		text := t.text
 		if strings.Contains(text, "%s") {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/go-timingwheel/timingwheel/durable"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/auth"
 )
 
 // Bulk actions on the dead set: requeue all, delete (cancel) all. The
@@ -83,7 +84,7 @@ func (d *dashboard) bulk(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	done, err := d.eachDead(r.Context(), n, op.do(d.Queue))
-	d.Log.Info("dashboard: "+op.verb+" the dead set", "confirmed", n, "done", done, "err", err, "remote", r.RemoteAddr)
+	auth.Audit(r.Context(), d.Log, "dashboard "+op.verb+" the dead set", "confirmed", n, "done", done, "err", err, "remote", r.RemoteAddr)
 	if err != nil {
 		d.failStore(w, r, fmt.Sprintf("%s (after %s)", op.verb, plural(done, "task")), err)
 		return

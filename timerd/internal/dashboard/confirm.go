@@ -2,6 +2,8 @@ package dashboard
 
 import (
 	"net/http"
+
+	"github.com/go-timingwheel/timingwheel/timerd/internal/auth"
 )
 
 // Confirmation steps. An action that cannot be undone, or that stops or
@@ -14,13 +16,14 @@ import (
 
 // confirmData is the confirmation page's.
 type confirmData struct {
-	Question string  // what will happen, as a question: user data, escaped
-	Explain  string  // its consequences
-	Action   string  // the path the form POSTs to
-	Fields   []field // the form's hidden fields, confirm=yes added by the template
-	Button   string  // the button's text
-	Back     string  // where "Back" leads: a page of the dashboard
-	Nothing  bool    // there is nothing to do: no form, only Back
+	Question string   // what will happen, as a question: user data, escaped
+	Explain  string   // its consequences
+	Items    []string // the tasks it acts on, when they are few enough to list: user data, escaped
+	Action   string   // the path the form POSTs to
+	Fields   []field  // the form's hidden fields, confirm=yes added by the template
+	Button   string   // the button's text
+	Back     string   // where "Back" leads: a page of the dashboard
+	Nothing  bool     // there is nothing to do: no form, only Back
 }
 
 type field struct{ Name, Value string }
@@ -40,7 +43,13 @@ func (d *dashboard) confirmed(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-// confirm renders the confirmation page.
+// confirm renders the confirmation page. A reader whose role may not act
+// (loggedIn would refuse the POST) gets it without the form, told why: no
+// page shows a button its reader may not use.
 func (d *dashboard) confirm(w http.ResponseWriter, r *http.Request, title string, c confirmData) {
+	if cr, ok := auth.FromContext(r.Context()); ok && !cr.Role.Can(auth.GrantOperate) {
+		c.Explain = "The token " + cr.Name + " (" + string(cr.Role) + ") may not do this: it can read only."
+		c.Nothing, c.Items = true, nil
+	}
 	d.render(w, r, http.StatusOK, "confirm", title, c)
 }

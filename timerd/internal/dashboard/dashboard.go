@@ -14,11 +14,16 @@
 //	GET  /ui/schedules        the periodic schedules with their next run; /ui/schedule?name=N
 //	                          one schedule and its recent runs
 //	POST /ui/requeue          key=K&from=dead|task: Queue.Requeue, then back with the outcome
+//	POST /ui/complete         key=K&token=T&outcome=done|fail(&error=E&permanent=yes): a task
+//	                          waiting on a 202 completed or failed, Queue.Complete: complete.go
 //	GET  /ui/cancel           key=K&from=dead|task: the confirmation; its POST (confirm=yes)
 //	                          Queue.Cancel, then back with the outcome
 //	GET  /ui/pause, /ui/resume  the confirmation; POST (confirm=yes) Queue.Pause or Resume
 //	GET  /ui/dead/requeue-all, /ui/dead/cancel-all  the confirmation with the count;
 //	                          POST (confirm=yes, n=count) acts on at most n dead tasks: bulk.go
+//	GET  /ui/select           state=S, the list's filter, op=requeue|run-now|reschedule|cancel
+//	                          (delay=D), scope=selected (key=K...) or all: the confirmation with
+//	                          the count; POST (confirm=yes, n=count for all) acts: select.go
 //	POST /ui/prefs            zone=Z and/or refresh=on|off: the display preferences' cookies (prefs.go)
 //	GET  /ui/login            the token form; POST sets the session cookie
 //	POST /ui/logout           clears it (GET shows the button)
@@ -74,6 +79,11 @@ type Config struct {
 	// overview's chart; it must be an Observer of the Queue's (the server
 	// adds it). nil: no chart.
 	Throughput *Throughput
+	// VerifyCompletion checks the completion token typed into a detached
+	// task's form and returns the delivery's durable token
+	// (completion.Keys.Verify, as the API's); nil: the token is durable's
+	// own.
+	VerifyCompletion func(taskKey, credential string) (string, error)
 }
 
 // dashboard serves the pages; its fields are set by New and read only.
@@ -119,12 +129,15 @@ func New(cfg Config) (http.Handler, error) {
 	mux.Handle("GET /ui/dead", d.loggedIn(http.HandlerFunc(d.dead)))
 	mux.Handle("GET /ui/task", d.loggedIn(http.HandlerFunc(d.task)))
 	mux.Handle("POST /ui/requeue", d.loggedIn(http.HandlerFunc(d.requeue)))
+	mux.Handle("POST /ui/complete", d.loggedIn(http.HandlerFunc(d.complete)))
 	mux.Handle("GET /ui/cancel", d.loggedIn(http.HandlerFunc(d.cancelForm)))
 	mux.Handle("POST /ui/cancel", d.loggedIn(http.HandlerFunc(d.cancel)))
 	mux.Handle("GET /ui/pause", d.loggedIn(http.HandlerFunc(d.pauseForm)))
 	mux.Handle("POST /ui/pause", d.loggedIn(http.HandlerFunc(d.pause)))
 	mux.Handle("GET /ui/resume", d.loggedIn(http.HandlerFunc(d.resumeForm)))
 	mux.Handle("POST /ui/resume", d.loggedIn(http.HandlerFunc(d.resume)))
+	mux.Handle("GET /ui/select", d.loggedIn(http.HandlerFunc(d.selectForm)))
+	mux.Handle("POST /ui/select", d.loggedIn(http.HandlerFunc(d.selectDo)))
 	mux.Handle("GET /ui/dead/{op}", d.loggedIn(http.HandlerFunc(d.bulkForm)))
 	mux.Handle("POST /ui/dead/{op}", d.loggedIn(http.HandlerFunc(d.bulk)))
 	mux.Handle("GET /ui/schedules", d.loggedIn(http.HandlerFunc(d.schedules)))

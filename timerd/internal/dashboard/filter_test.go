@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-timingwheel/timingwheel/rediswheel"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/search"
 )
 
 // A list shows one-off tasks by default and schedule runs apart; it filters
@@ -58,19 +59,19 @@ func TestListFilters(t *testing.T) {
 	r = get(t, h, "/ui/tasks?"+url.Values{"state": {"dead"}, "prefix": {hostileKey}, "error": {`"><b>x`}}.Encode(), true)
 	mustContain(t, "hostile filter", r.body, `value="&lt;script&gt;alert(1)&lt;/script&gt;"`, `value="&#34;&gt;&lt;b&gt;x"`)
 	mustNotContain(t, "hostile filter", r.body, hostileKey, `"><b>x`)
-	for _, path := range []string{"/ui/tasks?kind=nope", "/ui/tasks?prefix=" + strings.Repeat("p", maxFilter+1)} {
+	for _, path := range []string{"/ui/tasks?kind=nope", "/ui/tasks?prefix=" + strings.Repeat("p", search.MaxFilter+1)} {
 		if r := get(t, h, path, true); r.status != 400 {
 			t.Errorf("GET %.60s: %d, want 400", path, r.status)
 		}
 	}
 }
 
-// A filter that matches nothing reads at most maxScan tasks a page, says
+// A filter that matches nothing reads at most search.MaxScan tasks a page, says
 // so, and offers to scan on from there; scanning on reaches the end.
 func TestFilterScanIsBounded(t *testing.T) {
 	ctx := context.Background()
 	q := newQueue(t, standalone(t))
-	total := maxScan + 3*pageSize
+	total := search.MaxScan + 3*pageSize
 	items := make([]rediswheel.Item, total)
 	for i := range items {
 		items[i] = rediswheel.Item{Key: fmt.Sprintf("bulk/%05d", i), At: time.Now().Add(time.Hour)}
@@ -89,13 +90,13 @@ func TestFilterScanIsBounded(t *testing.T) {
 		if _, err := fmt.Sscanf(cellsByID(r.body)["scanned"], "Scanned %d scheduled tasks from this page's start; %d matched.", &n, &matched); err != nil {
 			t.Fatalf("GET %s: no scan count (%v):\n%s", path, err, r.body)
 		}
-		if n > maxScan || matched != 0 {
-			t.Fatalf("GET %s scanned %d (at most %d) and matched %d", path, n, maxScan, matched)
+		if n > search.MaxScan || matched != 0 {
+			t.Fatalf("GET %s scanned %d (at most %d) and matched %d", path, n, search.MaxScan, matched)
 		}
 		scannedAll += n
 		path = ""
 		if m := nextRE.FindStringSubmatch(r.body); m != nil {
-			mustContain(t, "a page stopped by the bound", r.body, "Stopped there: a page reads at most 1000.", ">Scan on</a>")
+			mustContain(t, "a page stopped by the bound", r.body, "Stopped there: a page reads at most 10000.", ">Scan on</a>")
 			path = html.UnescapeString(m[1])
 		}
 		if pages == 0 && path == "" {

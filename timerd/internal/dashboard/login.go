@@ -15,7 +15,8 @@ const maxForm = 16 << 10
 // and sends the browser to the login page if it carries none. Every page is
 // a read (auth.GrantRead); every POST but logout and the display
 // preferences is an action (auth.GrantOperate): a read-only token sees
-// every page and gets 403 for an action.
+// every page, without the buttons and links of actions (render's
+// mayOperate), and gets 403 for an action posted anyway.
 func (d *dashboard) loggedIn(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		cr, ok := d.Auth.Identify(r)

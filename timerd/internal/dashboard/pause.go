@@ -2,6 +2,8 @@ package dashboard
 
 import (
 	"net/http"
+
+	"github.com/go-timingwheel/timingwheel/timerd/internal/auth"
 )
 
 // pauseForm is GET /ui/pause: the confirmation of Pause.
@@ -33,7 +35,7 @@ func (d *dashboard) pause(w http.ResponseWriter, r *http.Request) {
 		d.failStore(w, r, "Pause", err)
 		return
 	}
-	d.Log.Info("dashboard: Pause", "remote", r.RemoteAddr)
+	auth.Audit(r.Context(), d.Log, "dashboard Pause", "remote", r.RemoteAddr)
 	http.Redirect(w, r, "/ui/?done=paused", http.StatusSeeOther)
 }
 
@@ -46,6 +48,6 @@ func (d *dashboard) resume(w http.ResponseWriter, r *http.Request) {
 		d.failStore(w, r, "Resume", err)
 		return
 	}
-	d.Log.Info("dashboard: Resume", "remote", r.RemoteAddr)
+	auth.Audit(r.Context(), d.Log, "dashboard Resume", "remote", r.RemoteAddr)
 	http.Redirect(w, r, "/ui/?done=resumed", http.StatusSeeOther)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-timingwheel/timingwheel/durable"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/auth"
 )
 
 //go:embed templates/*.html
@@ -39,7 +40,7 @@ type pages map[string]*template.Template
 func parsePages() (pages, error) {
 	p := pages{}
 	for _, name := range pageNames {
-		t, err := template.New(name).Funcs(formatting(time.UTC, time.Time{}, 0)).ParseFS(templateFS,
+		t, err := template.New(name).Funcs(formatting(time.UTC, time.Time{}, 0, false)).ParseFS(templateFS,
 			"templates/layout.html", "templates/parts.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("dashboard: template %s: %w", name, err)
@@ -53,9 +54,13 @@ func parsePages() (pages, error) {
 // in loc, to the millisecond, with how far they are from now (the
 // dashboard's clock, not the store's: the two may differ by their skew);
 // attempts as n/max, maxAttempts being the Queue's for a task without its
-// own.
-func formatting(loc *time.Location, now time.Time, maxAttempts int) template.FuncMap {
+// own. mayOperate reports operate: whether the page's reader may act
+// (auth.GrantOperate), so that a page shows the buttons and links of
+// actions only to a role that may use them; loggedIn refuses the actions
+// themselves (403) to the others all the same.
+func formatting(loc *time.Location, now time.Time, maxAttempts int, operate bool) template.FuncMap {
 	return template.FuncMap{
+		"mayOperate": func() bool { return operate },
 		"when": func(t time.Time) string {
 			if t.IsZero() {
 				return "—"
@@ -97,11 +102,11 @@ type page struct {
 // first, so that a template failure is a 500 and never half a page.
 func (d *dashboard) render(w http.ResponseWriter, r *http.Request, status int, name, title string, body any) {
 	var b bytes.Buffer
-	valid := d.Auth.Valid(r)
+	cr, valid := d.Auth.Identify(r)
 	pr := prefsOf(r)
 	t, err := d.pages[name].Clone()
 	if err == nil {
-		t.Funcs(formatting(pr.loc, d.now(), d.Queue.Options().MaxAttempts))
+		t.Funcs(formatting(pr.loc, d.now(), d.Queue.Options().MaxAttempts, valid && cr.Role.Can(auth.GrantOperate)))
 		err = t.ExecuteTemplate(&b, "layout", page{
 			Title: title, Namespace: d.Namespace, Nav: valid, Logout: valid && !d.Auth.Open(),
 			Style: template.CSS(style), Prefs: pr, Back: backOf(r), Refresh: refreshing[name] && pr.Refresh,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-timingwheel/timingwheel/durable"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/schedules"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/search"
 )
 
 // The schedule pages: timerd's periodic schedules (schedules.Store's
@@ -52,7 +53,7 @@ func (d *dashboard) schedules(w http.ResponseWriter, r *http.Request) {
 // runsLink is the task list of the runs of every version of the schedule
 // name in state.
 func runsLink(name string, state durable.State) string {
-	return "/ui/tasks" + filter{Kind: kindSchedule, Prefix: schedules.AnyRunPrefix(name)}.query(state, "")
+	return "/ui/tasks" + filter{search.Filter{Kind: kindSchedule, Prefix: schedules.AnyRunPrefix(name)}}.query(state, "")
 }
 
 // schedRun is one time of a schedule and its task, if the store has it.

@@ -3,8 +3,11 @@ package dashboard
 import (
 	"errors"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/go-timingwheel/timingwheel/durable"
+	"github.com/go-timingwheel/timingwheel/timerd/internal/search"
 )
 
 // pageSize is the tasks of one list page: a page of 50 costs about 2 ms of
@@ -22,10 +25,16 @@ type listData struct {
 	// Filter is the tasks list's (filter.go); the dead set's matches all.
 	Filter filter
 	// Scanned counts the tasks read for a filtered page; Stopped says the
-	// scan ended at maxScan, not at a full page or the list's end.
+	// scan ended at search.MaxScan, not at a full page or the list's end.
 	Scanned int
 	Stopped bool
 	MaxScan int
+	// Ops are the actions on a selection the list offers (select.go), none
+	// on the dead set's page (it has its own); Delay: one needs a delay.
+	// SelectFields are the list's state and filter as the selection form's.
+	Ops          []opChoice
+	Delay        bool
+	SelectFields []field
 }
 
 // Link is the list's URL for state (the tasks page's, with this page's
@@ -65,17 +74,17 @@ func (d *dashboard) tasks(w http.ResponseWriter, r *http.Request) {
 // dead lists the dead set, a page at a time, with a Requeue and a Cancel
 // button per task, and the outcome of the last one pressed.
 func (d *dashboard) dead(w http.ResponseWriter, r *http.Request) {
-	d.list(w, r, "dead", durable.StateDead, filter{Kind: kindAll})
+	d.list(w, r, "dead", durable.StateDead, filter{search.Filter{Kind: kindAll}})
 }
 
 func (d *dashboard) list(w http.ResponseWriter, r *http.Request, name string, state durable.State, f filter) {
 	cursor := r.URL.Query().Get("cursor")
-	var s scanned
+	var s search.Result
 	var err error
-	if f.everything() {
-		s.tasks, s.next, err = d.Queue.List(r.Context(), state, cursor, pageSize)
+	if f.Everything() {
+		s.Tasks, s.Next, err = d.Queue.List(r.Context(), state, cursor, pageSize)
 	} else {
-		s, err = d.scan(r.Context(), state, cursor, f)
+		s, err = search.Scan(r.Context(), d.Queue, state, cursor, f.Filter, pageSize)
 	}
 	switch {
 	case errors.Is(err, durable.ErrCursor):
@@ -86,11 +95,21 @@ func (d *dashboard) list(w http.ResponseWriter, r *http.Request, name string, st
 		return
 	}
 	title := "Tasks " + stateSlug(state)
+	var ops []opChoice
+	var delay bool
 	if name == "dead" {
 		title = "Dead set"
+	} else {
+		ops, delay = choices(state)
 	}
+	var sel []field
+	for k, v := range f.values(state) {
+		sel = append(sel, field{k, v[0]})
+	}
+	slices.SortFunc(sel, func(a, b field) int { return strings.Compare(a.Name, b.Name) })
 	d.render(w, r, http.StatusOK, name, title, listData{
-		State: state, States: states, Tasks: s.tasks, Cursor: cursor, Next: s.next, Outcome: outcomeOf(r),
-		Filter: f, Scanned: s.scanned, Stopped: s.next != "" && len(s.tasks) < pageSize, MaxScan: maxScan,
+		State: state, States: states, Tasks: s.Tasks, Cursor: cursor, Next: s.Next, Outcome: outcomeOf(r),
+		Filter: f, Scanned: s.Scanned, Stopped: s.Stopped(pageSize), MaxScan: search.MaxScan,
+		Ops: ops, Delay: delay, SelectFields: sel,
 	})
 }

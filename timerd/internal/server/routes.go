@@ -51,7 +51,7 @@ func (s *Server) routes(reg *prometheus.Registry) (http.Handler, error) {
 		return nil, err
 	}
 	dash, err := newDashboard(dashboard.Config{Queue: s.queue, Auth: checker, Namespace: s.cfg.Namespace, Log: s.log, Schedules: s.schedules, Payload: cfg.Payload,
-		Flow: s.flow, Throughput: s.throughput})
+		Flow: s.flow, Throughput: s.throughput, VerifyCompletion: cfg.VerifyCompletion})
 	if err != nil {
 		return nil, err
 	}

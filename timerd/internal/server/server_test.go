@@ -111,6 +111,7 @@ func TestRoutes(t *testing.T) {
 	require.Same(t, s.queue, gotDash.Queue)
 	require.Equal(t, cfg.Namespace, gotDash.Namespace)
 	require.True(t, gotDash.Auth.Token("tok") && !gotDash.Auth.Token("other"), "the dashboard checks the same token")
+	require.NotNil(t, gotDash.VerifyCompletion, "the dashboard verifies completion tokens as the API does")
 
 	w := get(t, h, "/v1/tasks/k", "")
 	require.Equal(t, http.StatusUnauthorized, w.Code)
