@@ -1,6 +1,6 @@
 // Package cli is timerd's command line for operators: subcommands of the
 // same binary that call a running timerd's /v1/ API with its token
-// (README.md, "Command line"). It has no access to Redis of its own, so it
+// (README.md, "Command line"). It has no access to the store of its own, so it
 // can do exactly what the API allows, with the same checks.
 //
 // Exit codes: 0 done; 1 the request failed (an API error, printed with its
