@@ -173,18 +173,32 @@ func (h *handler) getTask(w http.ResponseWriter, r *http.Request) error {
 
 // cancelTask: DELETE /v1/tasks/{key}. durable's Cancel: a scheduled,
 // retrying or dead task is removed; one in flight finishes as cancelled
-// whatever its callback answers; a finished task still retained is forgotten.
+// whatever its callback answers; a finished task still retained is
+// forgotten, which the answer says ({"cancelled": false, "forgotten":
+// true}): it read the task's state first, so a task that finishes between
+// that read and the Cancel is reported cancelled.
 func (h *handler) cancelTask(w http.ResponseWriter, r *http.Request) error {
 	key, err := pathKey(r)
 	if err != nil {
 		return err
 	}
+	info, err := h.cfg.Queue.Get(r.Context(), key)
+	if errors.Is(err, durable.ErrNotFound) {
+		return notFound("no task under this key")
+	}
+	if err != nil {
+		return err
+	}
+	finished := info.State == durable.StateDone || info.State == durable.StateCancelled
 	ok, err := h.cfg.Queue.Cancel(r.Context(), key)
 	if err != nil {
 		return err
 	}
 	if !ok {
 		return notFound("no task under this key")
+	}
+	if finished {
+		return writeJSON(w, http.StatusOK, map[string]bool{"cancelled": false, "forgotten": true})
 	}
 	return writeJSON(w, http.StatusOK, map[string]bool{"cancelled": true})
 }

@@ -190,6 +190,13 @@ func TestDeliveryStates(t *testing.T) {
 			total["states"])
 		assert.Len(t, r.body["shards"], f.q.Store().Partitions(), "one per partition: 4 on Redis here, 1 on SQLite")
 		assert.NotContains(t, total, "shard")
+
+		// A DELETE of a finished task kept for its retention forgets it,
+		// and says so: nothing was cancelled.
+		r = f.do("DELETE", "/v1/tasks/ok", "")
+		require.Equal(t, http.StatusOK, r.status, "%s", r.raw)
+		assert.Equal(t, map[string]any{"cancelled": false, "forgotten": true}, r.body, "a done task is forgotten, not cancelled")
+		assert.Equal(t, http.StatusNotFound, f.do("GET", "/v1/tasks/ok", "").status)
 	})
 }
 

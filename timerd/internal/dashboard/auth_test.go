@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-timingwheel/timingwheel/rediswheel"
 	"github.com/go-timingwheel/timingwheel/timerd/internal/auth"
@@ -80,6 +81,13 @@ func TestLoginAndLogout(t *testing.T) {
 	ck, err := http.ParseSetCookie(r.header.Get("Set-Cookie"))
 	if err != nil || ck.Name != auth.CookieName || !ck.HttpOnly || ck.SameSite != http.SameSiteStrictMode {
 		t.Fatalf("session cookie %+v (%v): want %s, HttpOnly, SameSite=Strict", ck, err, auth.CookieName)
+	}
+	// The login page says how long the session lasts, and the cookie does.
+	if want := int(auth.SessionTTL / time.Second); ck.MaxAge != want {
+		t.Errorf("session cookie MaxAge %d, want %d (auth.SessionTTL)", ck.MaxAge, want)
+	}
+	if page := get(t, h, "/ui/login", false).body; !strings.Contains(page, "lasts 12 hours from this login") {
+		t.Errorf("the login page does not say the session lasts 12 hours (auth.SessionTTL):\n%s", page)
 	}
 	req := newRequest(t, http.MethodGet, "/ui/", nil, false)
 	req.AddCookie(ck)

@@ -1,7 +1,9 @@
 package dashboard
 
 import (
+	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/go-timingwheel/timingwheel/timerd/internal/auth"
 )
@@ -39,6 +41,21 @@ func (d *dashboard) loggedIn(next http.Handler) http.Handler {
 
 type loginData struct {
 	Wrong bool // the last attempt gave a wrong token
+}
+
+// Session is how long the session cookie a login gets lasts, as the page
+// says it: auth.SessionTTL.
+func (loginData) Session() string { return humanDuration(auth.SessionTTL) }
+
+// humanDuration spells d in whole hours, or minutes below an hour.
+func humanDuration(d time.Duration) string {
+	if d >= time.Hour && d%time.Hour == 0 {
+		if d == time.Hour {
+			return "1 hour"
+		}
+		return fmt.Sprintf("%d hours", d/time.Hour)
+	}
+	return fmt.Sprintf("%d minutes", d/time.Minute)
 }
 
 // loginForm shows the token form, or the overview to a browser that is
