@@ -100,7 +100,7 @@ func (s *Store) claim(ctx context.Context, p claimParams) (claimed, error) {
 	}
 	worker := storableText(p.WorkerID)
 	var out claimed
-	err := s.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+	err := s.inRunTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		out = claimed{}
 		c, exp, err := s.expired(ctx, tx, p, &out.Paused)
 		if err != nil {

@@ -191,24 +191,33 @@
 //
 // # Pool size
 //
-// The pool is the application's, shared with the Queue. A Run holds up to
-// three of its connections at once (one claim, one settle, one heartbeat's
-// extend: each a statement or a transaction at a time), and Notify's
-// listening connection is its own, outside the pool. The rule:
+// The pool is the application's, shared with the Queue's Adds, Cancels and
+// reads. A Run's own operations do not use it: while a Run lasts, its
+// claims, settles and heartbeat's extends go through a pool of their own of
+// up to three connections (one of each at a time), and its LISTEN through
+// one more, all opened with the pool's configuration (runconns.go,
+// Listener), so a Run costs the server up to four connections beside the
+// application's pool. Without them a pool the application keeps busy makes
+// the claims wait behind its commits, and tasks run late by the wait: an
+// order service at 400 orders/s, 64 checkouts at once each holding one of
+// pgxpool.New's 4 connections for its transaction, payments cancelling
+// timers with CancelTx and handlers writing through the same pool, ran its
+// timers 0.8 s late at the median (p99 1.5 s); with them, 6–21 ms (p99
+// 55–555 ms under -race on a loaded 2-core machine;
+// TestOrderServiceOnTheDefaultPool, whose doc names the command for the
+// longer run). The rule for the application's pool:
 //
-//	MaxConns >= 3 × (Runs in this process) + the connections the application holds at once
+//	MaxConns >= the connections the application holds at once + 1
 //
 // where the application counts everything sharing the pool: its own
 // transactions (a checkout's AddTx holds one until its commit), the
 // Queue's Adds and Cancels, and each handler while it writes through the
-// pool (up to Concurrency). A pool short of it does not fail, it queues:
-// claims and settles wait behind the application's commits, and tasks run
-// late by the wait (an order service at 400 orders/s, 64 checkouts at once
-// and handlers writing through a pool of 4: lateness p99 1.7–5.7 s; of 16:
-// 64 ms, issue 30). New refuses a pool of fewer than MinPoolConns (4)
-// connections with ErrPoolTooSmall; pgxpool's default, max(4, CPUs), is
-// enough for a Run and a light application only: set pool_max_conns in the
-// URL (or pgxpool.Config.MaxConns) by the rule.
+// pool (up to Concurrency). A pool short of it queues the application, not
+// the Run's claims, though handlers that wait for a connection keep their
+// slot of Concurrency meanwhile. New refuses a pool of fewer than
+// MinPoolConns (4) connections with ErrPoolTooSmall: before a Run has
+// opened its own connections (and after it closed them) its operations
+// use the pool.
 //
 // # Differences from rediswheel
 //

@@ -103,7 +103,15 @@ var _ durable.Notifier = (*Store)(nil)
 // connection cut) it reports the error and listens again on a new one,
 // pausing between failed attempts (notifyRetryMin doubling to
 // notifyRetryMax), then calls wake(0) for the wake-ups it may have missed.
+//
+// While it runs (a Run's lifetime), the Run's claims, settles and extends
+// go through connections of their own too (runconns.go), not the pool's.
 func (s *Store) Notify(ctx context.Context, wake func(due int64), report func(error)) {
+	closePool, err := s.openRunPool(ctx)
+	if err != nil {
+		report(err)
+	}
+	defer closePool()
 	pause := notifyRetryMin
 	for {
 		listened, err := s.listenOnce(ctx, wake)

@@ -101,7 +101,7 @@ func (s *Store) settle(ctx context.Context, p settleParams, ss []settlement) (se
 		return s.settleForget(ctx, ss, plan)
 	}
 	var out settled
-	err := s.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+	err := s.inRunTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		out = settled{Codes: make([]durable.SettleCode, len(ss))}
 		c, locked, err := s.settleLock(ctx, tx, ss, plan, out.Codes)
 		if err != nil {
@@ -290,7 +290,7 @@ func (s *Store) settleForget(ctx context.Context, ss []settlement, plan settlePl
 	var b pgx.Batch
 	s.queueForget(&b, ss, plan)
 	b.Queue(trimKeptExpiredSQL, s.namespace, 16)
-	br := s.pool.SendBatch(ctx, &b)
+	br := s.runPool().SendBatch(ctx, &b)
 	err := func() error {
 		if err := forgotten(br, ss, plan, out.Codes); err != nil {
 			return err
