@@ -66,11 +66,14 @@
 //	function pgwheel_clock()                   the database clock, rounded down and up to the ms
 //
 // The log and the result reference the task with ON DELETE CASCADE:
-// forgetting a task is one DELETE. One secondary index,
-// pgwheel_task_place_at (namespace, place, at, key), serves claims (due
-// rows by time), reaps (expired leases), the dead and retention trims
-// (oldest first), List's keyset pages and Stats' count of the tasks due
-// now; pgwheel_delivery_task serves the log's reads and trims.
+// forgetting a task is one DELETE. One partial index per place (version 5,
+// 0005_place_indexes.sql), pgwheel_task_due, _lease, _dead and _kept, each
+// (namespace, at, key) WHERE place = that place, serves claims (due rows by
+// time), reaps (expired leases), the dead and retention trims (oldest
+// first), List's keyset pages and Stats' count of the tasks due now; a
+// statement that looks a task up by its key names no place (or hides it:
+// settle.go's placeOnly), so its one plan is the primary key, whatever the
+// statistics. pgwheel_delivery_task serves the log's reads and trims.
 //
 // A task's place is where rediswheel keeps it (its sorted set), and at is
 // that set's score:
@@ -153,7 +156,7 @@
 // Every move of a task is an UPDATE, and every finished task a DELETE
 // (without retention) or an UPDATE then a later DELETE (with it), so the
 // task table churns like any queue table. A lease or a retry changes place
-// and at, which pgwheel_task_place_at holds, so no such UPDATE is HOT: each
+// and at, which the place indexes hold, so no such UPDATE is HOT: each
 // leaves a dead entry in every index, and the claims' scans of the due and
 // lease ranges step over the dead entries at their heads until a vacuum
 // removes them (150,000 tasks pushed through beside a backlog of 500,000:
@@ -193,11 +196,11 @@
 //
 // The pool is the application's, shared with the Queue's Adds, Cancels and
 // reads. A Run's own operations do not use it: while a Run lasts, its
-// claims, settles and heartbeat's extends go through a pool of their own of
-// up to three connections (one of each at a time), and its LISTEN through
-// one more, all opened with the pool's configuration (runconns.go,
-// Listener), so a Run costs the server up to four connections beside the
-// application's pool. Without them a pool the application keeps busy makes
+// claims, settles, heartbeat's extends and upkeep vacuum go through a pool
+// of their own of up to four connections (one of each at a time), and its
+// LISTEN through one more, all opened with the pool's configuration
+// (runconns.go, Listener), so a Run costs the server up to five
+// connections beside the application's pool. Without them a pool the application keeps busy makes
 // the claims wait behind its commits, and tasks run late by the wait: an
 // order service at 400 orders/s, 64 checkouts at once each holding one of
 // pgxpool.New's 4 connections for its transaction, payments cancelling

@@ -10,7 +10,8 @@ import (
 
 // runConns are the connections a Run's own operations go through while
 // the Run lasts: its claims, settles and heartbeat's extends, at most one
-// of each at a time, so runConnsMax connections.
+// of each at a time, and the upkeep's vacuum (upkeep.go), so runConnsMax
+// connections.
 //
 // They are a pool of their own beside the application's, opened with its
 // configuration (pgxpool.Pool.Config: the same server, credentials and
@@ -23,7 +24,7 @@ import (
 // runConns are in its doc). Outside a Run (before Notify has opened them,
 // after it has closed them, for a Store whose Queue never runs) the
 // operations use the application's pool.
-const runConnsMax = 3
+const runConnsMax = 4
 
 // runPools holds the pools the Store's Runs opened, newest last.
 type runPools struct {
@@ -42,20 +43,20 @@ func (s *Store) runPool() *pgxpool.Pool {
 	return s.pool
 }
 
-// openRunPool opens a Run's own pool and returns the function that closes
-// it; the Run's operations use the application's pool meanwhile if it
-// cannot be opened (the error says why).
-func (s *Store) openRunPool(ctx context.Context) (closePool func(), err error) {
+// openRunPool opens a Run's own pool and returns it with the function that
+// closes it; if it cannot be opened (the error says why) it returns the
+// application's pool, which the Run's operations then use.
+func (s *Store) openRunPool(ctx context.Context) (_ *pgxpool.Pool, closePool func(), err error) {
 	cfg := s.pool.Config()
 	cfg.MaxConns, cfg.MinConns = runConnsMax, 0
 	p, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return func() {}, fmt.Errorf("pgwheel: the Run's own connections: %w", err)
+		return s.pool, func() {}, fmt.Errorf("pgwheel: the Run's own connections: %w", err)
 	}
 	s.runs.mu.Lock()
 	s.runs.pools = append(s.runs.pools, p)
 	s.runs.mu.Unlock()
-	return func() {
+	return p, func() {
 		s.runs.mu.Lock()
 		for i, q := range s.runs.pools {
 			if q == p {

@@ -200,7 +200,8 @@ const settleForgetSQL = `DELETE FROM pgwheel_task
 // placeOnly is the place column in a lookup of one task by its key, written
 // so that no index can serve the comparison: the lookup then goes by the
 // primary key. Compared as plain place, the generic plan pgx's prepared
-// statements get after their fifth run went by pgwheel_task_place_at
+// statements get after their fifth run went by pgwheel_task_place_at (the
+// place index before schema version 5)
 // (namespace, place, at, key) instead, the key only a filter inside it, so
 // each lookup walked every index entry of the namespace's place, the dead
 // ones every lease and settle leave behind included, until a vacuum: on

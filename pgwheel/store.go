@@ -39,6 +39,7 @@ type Store struct {
 	pool      *pgxpool.Pool
 	namespace string
 	runs      runPools // the Runs' own connections: runconns.go
+	up        upkeep   // the Runs' vacuum: upkeep.go
 }
 
 // New returns the Store of namespace on pool. It panics on a nil pool (a
@@ -58,7 +59,7 @@ func New(pool *pgxpool.Pool, namespace string) (*Store, error) {
 			"and one for everything else); set pool_max_conns in the URL or pgxpool.Config.MaxConns",
 			ErrPoolTooSmall, n, MinPoolConns)
 	}
-	return &Store{pool: pool, namespace: namespace}, nil
+	return &Store{pool: pool, namespace: namespace, up: newUpkeep()}, nil
 }
 
 // MinPoolConns is the smallest pool New accepts: a durable.Queue's Run's
