@@ -47,7 +47,7 @@
 // result to pgwheel_delivery, and two partial indexes that version 4 drops;
 // version 3, 0003_vacuum.sql, the tables' autovacuum parameters (see
 // "Vacuum and retention"); version 4, 0004_counts.sql, the counts Stats
-// reads):
+// reads; version 5, 0005_place_indexes.sql, one partial index per place):
 //
 //	table             key                      holds
 //	pgwheel_task      (namespace, key)         every task in any state: payload, policy, attempts,
@@ -163,29 +163,32 @@
 // the claim's scan read 4 pages before, 600–2,800 after, its round trip
 // 2–5× longer; docs/design/pg-churn.md, bench/sqlbench's cmd/sqlchurn).
 //
-// Migration 3 sets the tables' autovacuum parameters so that autovacuum
-// takes them at its next round once 1,000 rows died (or 10,000 were
-// inserted), whatever their size, where the server's defaults wait for
-// 20% of the table (200,000 dead rows under a backlog of a million, hours
-// at a low rate). Autovacuum's round is server-wide, autovacuum_naptime (1
-// min by default): dead entries pile up for up to one round, so a server
-// running queues at thousands of tasks per second should lower it (not
-// measured here: the benchmark runs as the database's owner). No fillfactor: the updates of the hot path
-// are not HOT whatever room a page has. No setting helps a long-running
-// transaction anywhere in the database: it holds back the cleanup of every
-// dead row version from its start.
+// So a Run vacuums the table itself when a burst ends (upkeep.go): when a
+// claim drains its namespace's due range after the Store's claims leased
+// 10,000 tasks or more since the last vacuum, the Run's upkeep runs VACUUM
+// (INDEX_CLEANUP ON, SKIP_LOCKED, TRUNCATE OFF) pgwheel_task on a
+// connection of its own, one process at a time (an advisory lock), at most
+// one a tenth of the time (vacuumPause, or ten times the last vacuum's
+// duration). It needs the table's owner (Migrate's role, usually): for any
+// other PostgreSQL skips the table with a warning, and what remains is
+// autovacuum. Migration 3 sets the tables' autovacuum parameters so that
+// autovacuum takes them at its next round once 1,000 rows died (or 10,000
+// were inserted), whatever their size, where the server's defaults wait for
+// 20% of the table (200,000 dead rows under a backlog of a million, hours at
+// a low rate); its round is server-wide, autovacuum_naptime (1 min by
+// default). No fillfactor: the updates of the hot path are not HOT whatever
+// room a page has. No setting helps a long-running transaction anywhere in
+// the database: it holds back the cleanup of every dead row version from
+// its start, the upkeep's vacuum included.
 //
 // Where a test showed a plan depending on statistics, the statement was
 // written so that it does not (claim's next-due search:
-// TestNextDueIgnoresStatistics; Stats: TestStatsReadsBoundedPages; settle's
-// lookups by key: TestSettleLooksUpByKey), but two cases want help from
-// outside. A namespace emptied by a burst of 100,000 tasks and then
-// analysed settles 15–21× slower, and its claims read 1,000× the pages,
-// until the next autovacuum (30–45 s in pg-churn.md): the statistics say
-// the namespace is empty, and a lookup by key walks its dead entries. A bulk
-// load (an AddBatch of many thousands) wants an ANALYZE pgwheel_task after
-// it, or the next autovacuum round: until then a claim may read the whole
-// load.
+// TestNextDueIgnoresStatistics; Stats: TestStatsReadsBoundedPages; the
+// lookups by key, whose one plan is the primary key since the place indexes
+// are partial: TestByKeyOnAnEmptiedNamespace, TestSettleLooksUpByKey). A
+// bulk load (an AddBatch of many thousands) wants an ANALYZE pgwheel_task
+// after it, or the next autovacuum round: until then a claim may read the
+// whole load.
 //
 // Retention bounds the table: finished tasks are kept
 // until their retention ends and forgotten by the next Settle or Cancel
