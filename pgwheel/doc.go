@@ -160,8 +160,10 @@
 // leaves a dead entry in every index, and the claims' scans of the due and
 // lease ranges step over the dead entries at their heads until a vacuum
 // removes them (150,000 tasks pushed through beside a backlog of 500,000:
-// the claim's scan read 4 pages before, 600–2,800 after, its round trip
-// 2–5× longer; docs/design/pg-churn.md, bench/sqlbench's cmd/sqlchurn).
+// the claim's scan read 4 pages before, 970–2,834 after, its round trip
+// 5–18× longer, until autovacuum came 14 s to over a minute later; with
+// the upkeep below, within 2× at once or 1.1 s after the churn;
+// docs/design/pg-churn.md, bench/sqlbench's cmd/sqlchurn).
 //
 // So a Run vacuums the table itself when a burst ends (upkeep.go): when a
 // claim drains its namespace's due range after the Store's claims leased
@@ -203,15 +205,15 @@
 // of their own of up to four connections (one of each at a time), and its
 // LISTEN through one more, all opened with the pool's configuration
 // (runconns.go, Listener), so a Run costs the server up to five
-// connections beside the application's pool. Without them a pool the application keeps busy makes
-// the claims wait behind its commits, and tasks run late by the wait: an
-// order service at 400 orders/s, 64 checkouts at once each holding one of
-// pgxpool.New's 4 connections for its transaction, payments cancelling
-// timers with CancelTx and handlers writing through the same pool, ran its
-// timers 0.8 s late at the median (p99 1.5 s); with them, 6–21 ms (p99
-// 55–555 ms under -race on a loaded 2-core machine;
-// TestOrderServiceOnTheDefaultPool, whose doc names the command for the
-// longer run). The rule for the application's pool:
+// connections beside the application's pool. Without them a pool the
+// application keeps busy makes the claims wait behind its commits, and
+// tasks run late by the wait: an order service at 400 orders/s, 64
+// checkouts at once each holding one of pgxpool.New's 4 connections for
+// its transaction, payments cancelling timers with CancelTx and handlers
+// writing through the same pool, ran its timers 6.3–7.3 s late at the
+// median (p99 12.7–13.2 s) over 20 s of it; with them, 3.9–4.0 ms (p99
+// 12–14 ms; TestOrderServiceOnTheDefaultPool, whose doc names the
+// command). The rule for the application's pool:
 //
 //	MaxConns >= the connections the application holds at once + 1
 //

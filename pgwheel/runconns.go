@@ -19,9 +19,9 @@ import (
 // On the application's pool alone the Queue's statements wait in line
 // behind the application's: an order service at 400 orders/s, 64
 // checkouts at once each holding one of pgxpool.New's 4 connections for
-// its transaction, ran its timers 0.7 s late at the median and 1.4 s at
-// p99 (TestOrderServiceOnTheDefaultPool, which failed so; the figures with
-// runConns are in its doc). Outside a Run (before Notify has opened them,
+// its transaction, ran its timers 6.3–7.3 s late at the median over 20 s
+// of it, 3.9–4.0 ms with runConns (TestOrderServiceOnTheDefaultPool, which
+// failed without them; its doc has the figures and the command). Outside a Run (before Notify has opened them,
 // after it has closed them, for a Store whose Queue never runs) the
 // operations use the application's pool.
 const runConnsMax = 4
