@@ -59,7 +59,7 @@ type upkeep struct {
 
 func newUpkeep() upkeep { return upkeep{kick: make(chan struct{}, 1)} }
 
-// leased counts n tasks a claim leased, and asks for a vacuum when the
+// countLeased counts n tasks a claim leased, and asks for a vacuum when the
 // claim drained the due range (drained) after enough of them.
 func (s *Store) countLeased(n int, drained bool) {
 	if s.up.leased.Add(int64(n)) >= vacuumAfter && drained {
