@@ -100,7 +100,7 @@ func (s *Store) claim(ctx context.Context, p claimParams) (claimed, error) {
 	}
 	worker := storableText(p.WorkerID)
 	var out claimed
-	err := s.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+	err := s.inRunTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		out = claimed{}
 		c, exp, err := s.expired(ctx, tx, p, &out.Paused)
 		if err != nil {
@@ -115,6 +115,7 @@ func (s *Store) claim(ctx context.Context, p claimParams) (claimed, error) {
 			if out.Tasks, err = s.lease(ctx, tx, c, p, worker); err != nil {
 				return fmt.Errorf("lease: %w", err)
 			}
+			s.countLeased(len(out.Tasks), len(out.Tasks) < p.Limit) // upkeep.go
 		}
 		if buried > 0 {
 			if out.DeadTrimmed, err = s.trimDead(ctx, tx, p.DeadCap, trimDeadLimit*buried); err != nil {

@@ -47,7 +47,7 @@
 // result to pgwheel_delivery, and two partial indexes that version 4 drops;
 // version 3, 0003_vacuum.sql, the tables' autovacuum parameters (see
 // "Vacuum and retention"); version 4, 0004_counts.sql, the counts Stats
-// reads):
+// reads; version 5, 0005_place_indexes.sql, one partial index per place):
 //
 //	table             key                      holds
 //	pgwheel_task      (namespace, key)         every task in any state: payload, policy, attempts,
@@ -66,11 +66,14 @@
 //	function pgwheel_clock()                   the database clock, rounded down and up to the ms
 //
 // The log and the result reference the task with ON DELETE CASCADE:
-// forgetting a task is one DELETE. One secondary index,
-// pgwheel_task_place_at (namespace, place, at, key), serves claims (due
-// rows by time), reaps (expired leases), the dead and retention trims
-// (oldest first), List's keyset pages and Stats' count of the tasks due
-// now; pgwheel_delivery_task serves the log's reads and trims.
+// forgetting a task is one DELETE. One partial index per place (version 5,
+// 0005_place_indexes.sql), pgwheel_task_due, _lease, _dead and _kept, each
+// (namespace, at, key) WHERE place = that place, serves claims (due rows by
+// time), reaps (expired leases), the dead and retention trims (oldest
+// first), List's keyset pages and Stats' count of the tasks due now; a
+// statement that looks a task up by its key names no place (or hides it:
+// settle.go's placeOnly), so its one plan is the primary key, whatever the
+// statistics. pgwheel_delivery_task serves the log's reads and trims.
 //
 // A task's place is where rediswheel keeps it (its sorted set), and at is
 // that set's score:
@@ -153,36 +156,41 @@
 // Every move of a task is an UPDATE, and every finished task a DELETE
 // (without retention) or an UPDATE then a later DELETE (with it), so the
 // task table churns like any queue table. A lease or a retry changes place
-// and at, which pgwheel_task_place_at holds, so no such UPDATE is HOT: each
+// and at, which the place indexes hold, so no such UPDATE is HOT: each
 // leaves a dead entry in every index, and the claims' scans of the due and
 // lease ranges step over the dead entries at their heads until a vacuum
 // removes them (150,000 tasks pushed through beside a backlog of 500,000:
-// the claim's scan read 4 pages before, 600–2,800 after, its round trip
-// 2–5× longer; docs/design/pg-churn.md, bench/sqlbench's cmd/sqlchurn).
+// the claim's scan read 4 pages before, 970–2,834 after, its round trip
+// 5–18× longer, until autovacuum came 14 s to over a minute later; with
+// the upkeep below, within 2× at once or 1.1 s after the churn;
+// docs/design/pg-churn.md, bench/sqlbench's cmd/sqlchurn).
 //
-// Migration 3 sets the tables' autovacuum parameters so that autovacuum
-// takes them at its next round once 1,000 rows died (or 10,000 were
-// inserted), whatever their size, where the server's defaults wait for
-// 20% of the table (200,000 dead rows under a backlog of a million, hours
-// at a low rate). Autovacuum's round is server-wide, autovacuum_naptime (1
-// min by default): dead entries pile up for up to one round, so a server
-// running queues at thousands of tasks per second should lower it (not
-// measured here: the benchmark runs as the database's owner). No fillfactor: the updates of the hot path
-// are not HOT whatever room a page has. No setting helps a long-running
-// transaction anywhere in the database: it holds back the cleanup of every
-// dead row version from its start.
+// So a Run vacuums the table itself when a burst ends (upkeep.go): when a
+// claim drains its namespace's due range after the Store's claims leased
+// 10,000 tasks or more since the last vacuum, the Run's upkeep runs VACUUM
+// (INDEX_CLEANUP ON, SKIP_LOCKED, TRUNCATE OFF) pgwheel_task on a
+// connection of its own, one process at a time (an advisory lock), at most
+// one a tenth of the time (vacuumPause, or ten times the last vacuum's
+// duration). It needs the table's owner (Migrate's role, usually): for any
+// other PostgreSQL skips the table with a warning, and what remains is
+// autovacuum. Migration 3 sets the tables' autovacuum parameters so that
+// autovacuum takes them at its next round once 1,000 rows died (or 10,000
+// were inserted), whatever their size, where the server's defaults wait for
+// 20% of the table (200,000 dead rows under a backlog of a million, hours at
+// a low rate); its round is server-wide, autovacuum_naptime (1 min by
+// default). No fillfactor: the updates of the hot path are not HOT whatever
+// room a page has. No setting helps a long-running transaction anywhere in
+// the database: it holds back the cleanup of every dead row version from
+// its start, the upkeep's vacuum included.
 //
 // Where a test showed a plan depending on statistics, the statement was
 // written so that it does not (claim's next-due search:
-// TestNextDueIgnoresStatistics; Stats: TestStatsReadsBoundedPages; settle's
-// lookups by key: TestSettleLooksUpByKey), but two cases want help from
-// outside. A namespace emptied by a burst of 100,000 tasks and then
-// analysed settles 15–21× slower, and its claims read 1,000× the pages,
-// until the next autovacuum (30–45 s in pg-churn.md): the statistics say
-// the namespace is empty, and a lookup by key walks its dead entries. A bulk
-// load (an AddBatch of many thousands) wants an ANALYZE pgwheel_task after
-// it, or the next autovacuum round: until then a claim may read the whole
-// load.
+// TestNextDueIgnoresStatistics; Stats: TestStatsReadsBoundedPages; the
+// lookups by key, whose one plan is the primary key since the place indexes
+// are partial: TestByKeyOnAnEmptiedNamespace, TestSettleLooksUpByKey). A
+// bulk load (an AddBatch of many thousands) wants an ANALYZE pgwheel_task
+// after it, or the next autovacuum round: until then a claim may read the
+// whole load.
 //
 // Retention bounds the table: finished tasks are kept
 // until their retention ends and forgotten by the next Settle or Cancel
@@ -191,24 +199,33 @@
 //
 // # Pool size
 //
-// The pool is the application's, shared with the Queue. A Run holds up to
-// three of its connections at once (one claim, one settle, one heartbeat's
-// extend: each a statement or a transaction at a time), and Notify's
-// listening connection is its own, outside the pool. The rule:
+// The pool is the application's, shared with the Queue's Adds, Cancels and
+// reads. A Run's own operations do not use it: while a Run lasts, its
+// claims, settles, heartbeat's extends and upkeep vacuum go through a pool
+// of their own of up to four connections (one of each at a time), and its
+// LISTEN through one more, all opened with the pool's configuration
+// (runconns.go, Listener), so a Run costs the server up to five
+// connections beside the application's pool. Without them a pool the
+// application keeps busy makes the claims wait behind its commits, and
+// tasks run late by the wait: an order service at 400 orders/s, 64
+// checkouts at once each holding one of pgxpool.New's 4 connections for
+// its transaction, payments cancelling timers with CancelTx and handlers
+// writing through the same pool, ran its timers 6.3–7.3 s late at the
+// median (p99 12.7–13.2 s) over 20 s of it; with them, 3.9–4.0 ms (p99
+// 12–14 ms; TestOrderServiceOnTheDefaultPool, whose doc names the
+// command). The rule for the application's pool:
 //
-//	MaxConns >= 3 × (Runs in this process) + the connections the application holds at once
+//	MaxConns >= the connections the application holds at once + 1
 //
 // where the application counts everything sharing the pool: its own
 // transactions (a checkout's AddTx holds one until its commit), the
 // Queue's Adds and Cancels, and each handler while it writes through the
-// pool (up to Concurrency). A pool short of it does not fail, it queues:
-// claims and settles wait behind the application's commits, and tasks run
-// late by the wait (an order service at 400 orders/s, 64 checkouts at once
-// and handlers writing through a pool of 4: lateness p99 1.7–5.7 s; of 16:
-// 64 ms, issue 30). New refuses a pool of fewer than MinPoolConns (4)
-// connections with ErrPoolTooSmall; pgxpool's default, max(4, CPUs), is
-// enough for a Run and a light application only: set pool_max_conns in the
-// URL (or pgxpool.Config.MaxConns) by the rule.
+// pool (up to Concurrency). A pool short of it queues the application, not
+// the Run's claims, though handlers that wait for a connection keep their
+// slot of Concurrency meanwhile. New refuses a pool of fewer than
+// MinPoolConns (4) connections with ErrPoolTooSmall: before a Run has
+// opened its own connections (and after it closed them) its operations
+// use the pool.
 //
 // # Differences from rediswheel
 //

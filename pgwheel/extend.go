@@ -58,10 +58,10 @@ func (s *Store) extend(ctx context.Context, lease time.Duration, ls []held) ([]d
 	for i, l := range ls {
 		keys[i], tokens[i] = l.Key, l.Token
 	}
-	rows, err := s.pool.Query(ctx, `WITH c AS (SELECT * FROM pgwheel_clock())
+	rows, err := s.runPool().Query(ctx, `WITH c AS (SELECT * FROM pgwheel_clock())
 		UPDATE pgwheel_task t SET at = c.now_up + $4::bigint * interval '1 millisecond', unconfirmed = 0
 		FROM c, unnest($2::text[], $3::bigint[]) AS l(key, token)
-		WHERE t.namespace = $1 AND t.key = l.key AND t.place = 'lease' AND t.token = l.token
+		WHERE t.namespace = $1 AND t.key = l.key AND `+placeOnly+` = 'lease' AND t.token = l.token
 		RETURNING t.key, t.token, t.cancel_requested`, s.namespace, keys, tokens, millisCeil(lease))
 	if err != nil {
 		return nil, fmt.Errorf("pgwheel: extend: %w", err)

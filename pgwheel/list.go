@@ -15,7 +15,9 @@ import (
 // it pages through the tasks in state, ordered by their time in that
 // state (due time, lease end, death, end of retention), then key, after
 // the position after (nil for the start); next is nil after the last page.
-// The position is a key of the index pgwheel_task_place_at (keyset paging):
+// The position is a key of the place's index, pgwheel_task_due, _lease,
+// _dead or _kept (keyset paging; the place is a constant in the SQL, as a
+// partial index's predicate needs):
 // a task that stays put is listed exactly once whatever changes around it;
 // one that moves may be listed twice or not at all. Each page is one
 // snapshot.
@@ -50,8 +52,8 @@ func (s *Store) List(ctx context.Context, state durable.State, after *durable.Li
 	err = s.inTx(ctx, snapshotTx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `SELECT t.key, t.at FROM pgwheel_task t
 			LEFT JOIN pgwheel_result r USING (namespace, key)
-			WHERE t.namespace = $1 AND t.place = $2 AND (t.at, t.key) > ($3, $4) `+filter+`
-			ORDER BY t.at, t.key LIMIT $5`, s.namespace, place, afterAt, afterKey, limit+1)
+			WHERE t.namespace = $1 AND t.place = '`+place+`' AND (t.at, t.key) > ($2, $3) `+filter+`
+			ORDER BY t.at, t.key LIMIT $4`, s.namespace, afterAt, afterKey, limit+1)
 		if err != nil {
 			return err
 		}

@@ -103,7 +103,20 @@ var _ durable.Notifier = (*Store)(nil)
 // connection cut) it reports the error and listens again on a new one,
 // pausing between failed attempts (notifyRetryMin doubling to
 // notifyRetryMax), then calls wake(0) for the wake-ups it may have missed.
+//
+// While it runs (a Run's lifetime), the Run's claims, settles and extends
+// go through connections of their own too (runconns.go), not the pool's,
+// and the upkeep vacuums the task table when a burst ends (upkeep.go).
 func (s *Store) Notify(ctx context.Context, wake func(due int64), report func(error)) {
+	pool, closePool, err := s.openRunPool(ctx)
+	if err != nil {
+		report(err)
+	}
+	defer closePool()
+	upkeepDone := make(chan struct{})
+	upkeepCtx, stopUpkeep := context.WithCancel(ctx)
+	go func() { defer close(upkeepDone); s.runUpkeep(upkeepCtx, pool, report) }()
+	defer func() { stopUpkeep(); <-upkeepDone }()
 	pause := notifyRetryMin
 	for {
 		listened, err := s.listenOnce(ctx, wake)

@@ -80,6 +80,12 @@ const migrateLock = 0x7067776865656c
 // Nothing in this package migrates by itself: a Store's operations fail on
 // a database that was not migrated (CheckSchema tells why).
 func Migrate(ctx context.Context, db Beginner) error {
+	return migrateTo(ctx, db, SchemaVersion)
+}
+
+// migrateTo is Migrate up to version (<= SchemaVersion): the tests make
+// databases of an older version with it.
+func migrateTo(ctx context.Context, db Beginner, version int) error {
 	tx, err := db.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("pgwheel: migrate: %w", err)
@@ -100,7 +106,7 @@ func Migrate(ctx context.Context, db Beginner) error {
 	if current > SchemaVersion {
 		return fmt.Errorf("%w: database at version %d, this code knows up to %d", ErrSchemaTooNew, current, SchemaVersion)
 	}
-	for _, m := range allMigrations()[current:] {
+	for _, m := range allMigrations()[min(current, version):version] {
 		if _, err := tx.Exec(ctx, m.sql); err != nil {
 			return fmt.Errorf("pgwheel: migrate: %s: %w", m.name, err)
 		}

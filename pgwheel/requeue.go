@@ -22,7 +22,7 @@ func (s *Store) requeue(ctx context.Context, key string) (requeued bool, due int
 	err = s.pool.QueryRow(ctx, `WITH s AS (
 		UPDATE pgwheel_task t SET place = 'due', at = c.now, attempts = 0, postponements = 0, unconfirmed = 0
 		FROM pgwheel_clock() c
-		WHERE t.namespace = $1 AND t.key = $2 AND t.place = 'dead'
+		WHERE t.namespace = $1 AND t.key = $2 AND `+placeOnly+` = 'dead'
 		RETURNING t.at),`+addNotify, s.namespace, key).Scan(&due, &notified)
 	if err != nil {
 		return false, 0, schemaMissing(fmt.Errorf("pgwheel: requeue %q: %w", key, err))

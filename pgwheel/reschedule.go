@@ -38,7 +38,7 @@ func (s *Store) rescheduleOn(ctx context.Context, q rowQuerier, key string, at t
 		SELECT place FROM pgwheel_task WHERE namespace = $1 AND key = $2),
 	s AS (
 		UPDATE pgwheel_task SET at = $3
-		WHERE namespace = $1 AND key = $2 AND place = 'due'
+		WHERE namespace = $1 AND key = $2 AND `+placeOnly+` = 'due'
 		RETURNING at),`+addNotify+`, (SELECT place FROM cur)`, s.namespace, key, timeCeil(at)).Scan(&due, &notified, &place)
 	if err != nil {
 		return 0, schemaMissing(fmt.Errorf("pgwheel: reschedule %q: %w", key, err))

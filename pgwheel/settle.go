@@ -101,7 +101,7 @@ func (s *Store) settle(ctx context.Context, p settleParams, ss []settlement) (se
 		return s.settleForget(ctx, ss, plan)
 	}
 	var out settled
-	err := s.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+	err := s.inRunTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		out = settled{Codes: make([]durable.SettleCode, len(ss))}
 		c, locked, err := s.settleLock(ctx, tx, ss, plan, out.Codes)
 		if err != nil {
@@ -200,7 +200,8 @@ const settleForgetSQL = `DELETE FROM pgwheel_task
 // placeOnly is the place column in a lookup of one task by its key, written
 // so that no index can serve the comparison: the lookup then goes by the
 // primary key. Compared as plain place, the generic plan pgx's prepared
-// statements get after their fifth run went by pgwheel_task_place_at
+// statements get after their fifth run went by pgwheel_task_place_at (the
+// place index before schema version 5)
 // (namespace, place, at, key) instead, the key only a filter inside it, so
 // each lookup walked every index entry of the namespace's place, the dead
 // ones every lease and settle leave behind included, until a vacuum: on
@@ -290,7 +291,7 @@ func (s *Store) settleForget(ctx context.Context, ss []settlement, plan settlePl
 	var b pgx.Batch
 	s.queueForget(&b, ss, plan)
 	b.Queue(trimKeptExpiredSQL, s.namespace, 16)
-	br := s.pool.SendBatch(ctx, &b)
+	br := s.runPool().SendBatch(ctx, &b)
 	err := func() error {
 		if err := forgotten(br, ss, plan, out.Codes); err != nil {
 			return err

@@ -38,6 +38,8 @@ type Querier interface {
 type Store struct {
 	pool      *pgxpool.Pool
 	namespace string
+	runs      runPools // the Runs' own connections: runconns.go
+	up        upkeep   // the Runs' vacuum: upkeep.go
 }
 
 // New returns the Store of namespace on pool. It panics on a nil pool (a
@@ -57,16 +59,14 @@ func New(pool *pgxpool.Pool, namespace string) (*Store, error) {
 			"and one for everything else); set pool_max_conns in the URL or pgxpool.Config.MaxConns",
 			ErrPoolTooSmall, n, MinPoolConns)
 	}
-	return &Store{pool: pool, namespace: namespace}, nil
+	return &Store{pool: pool, namespace: namespace, up: newUpkeep()}, nil
 }
 
-// MinPoolConns is the smallest pool New accepts: a durable.Queue's Run holds
-// up to three of its connections at once (a claim, a settle and a heartbeat's
-// extend, each one statement or transaction at a time; Notify listens on a
-// connection of its own), and the Queue's Adds and Cancels need one more.
-// pgxpool's default, max(4, number of CPUs), passes; it serves a Run and a
-// light application, not handlers that write through the same pool (the
-// package doc's "Pool size").
+// MinPoolConns is the smallest pool New accepts: a durable.Queue's Run's
+// claims, settles and extends (one of each at a time) use the pool when
+// the Run's own connections are not open (runconns.go), and the Queue's
+// Adds and Cancels need one more. pgxpool's default, max(4, number of
+// CPUs), passes (the package doc's "Pool size").
 const MinPoolConns = 4
 
 var _ durable.Store = (*Store)(nil)
@@ -158,4 +158,9 @@ func msOf(expr string) string {
 // inTx runs f in a transaction of s's pool, committing when f returns nil.
 func (s *Store) inTx(ctx context.Context, opts pgx.TxOptions, f func(pgx.Tx) error) error {
 	return pgx.BeginTxFunc(ctx, s.pool, opts, f)
+}
+
+// inRunTx is inTx on the pool of a Run's own operations (runPool).
+func (s *Store) inRunTx(ctx context.Context, opts pgx.TxOptions, f func(pgx.Tx) error) error {
+	return pgx.BeginTxFunc(ctx, s.runPool(), opts, f)
 }

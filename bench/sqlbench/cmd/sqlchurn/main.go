@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/go-timingwheel/timingwheel/bench/sqlbench"
@@ -40,7 +41,11 @@ func run() error {
 	flag.DurationVar(&cfg.Window, "window", 90*time.Second, "how long to watch after the churn (autovacuum_naptime is 1 min by default)")
 	flag.DurationVar(&cfg.ProbeEvery, "probe-every", 100*time.Millisecond, "a probe task every")
 	jsonOut := flag.String("json", "", "append one JSON line per result to this file")
+	variants := flag.String("variants", "", "comma-separated variants to run (migrated, defaults); all if empty")
 	flag.Parse()
+	if *variants != "" {
+		cfg.Variants = strings.Split(*variants, ",")
+	}
 	if cfg.DSN == "" {
 		return fmt.Errorf("no database: set PGWHEEL_DSN or -dsn")
 	}
