@@ -22,18 +22,18 @@ import (
 // after a while of starvation however short the other's transactions (8 of
 // 10,000 adds failed after the default 5 s in 1 run of 4 with two
 // processes, issue 30): so beginWrite tries again, after a pause of
-// busyPauseMin doubling to busyPauseMax, until ctx ends or ten busy
-// timeouts have passed (busy: the Store's Options.BusyTimeout, 0 for the
-// default), and then returns an error that wraps durable.ErrUnavailable
-// (another holds the file): a Queue's group commit sends without its
-// callers' cancellation, so ctx alone could make it wait forever behind a
-// process that never lets go. Only the BEGIN is retried: once a transaction holds the
+// busyPauseMin doubling to busyPauseMax, until ctx ends or giveUpAfter(busy)
+// has passed (busy: the Store's Options.BusyTimeout, 0 for the default:
+// ten busy timeouts, and never less than busyGiveUpMin), and then returns
+// an error that wraps durable.ErrUnavailable (another holds the file): a
+// Queue's group commit sends without its callers' cancellation, so ctx
+// alone could make it wait forever behind a process that never lets go. Only the BEGIN is retried: once a transaction holds the
 // lock its statements do not meet SQLITE_BUSY.
 func beginWrite(ctx context.Context, w *sql.DB, busy time.Duration) (*sql.Tx, error) {
 	if busy <= 0 {
 		busy = DefaultBusyTimeout
 	}
-	giveUp := time.Now().Add(10 * busy)
+	giveUp := time.Now().Add(giveUpAfter(busy))
 	pause := busyPauseMin
 	for {
 		tx, err := w.BeginTx(ctx, nil)
@@ -42,7 +42,7 @@ func beginWrite(ctx context.Context, w *sql.DB, busy time.Duration) (*sql.Tx, er
 		}
 		if time.Now().After(giveUp) {
 			return nil, fmt.Errorf("sqlitewheel: the file's write lock was held by another connection for %v: %w: %w",
-				10*busy, durable.ErrUnavailable, err)
+				giveUpAfter(busy), durable.ErrUnavailable, err)
 		}
 		select {
 		case <-ctx.Done():
@@ -54,11 +54,26 @@ func beginWrite(ctx context.Context, w *sql.DB, busy time.Duration) (*sql.Tx, er
 	}
 }
 
+// giveUpAfter is how long beginWrite waits for the write lock, busy
+// timeouts included: ten of them, but never less than busyGiveUpMin, since
+// another process that writes without pause can hold on to the lock for
+// longer than ten short timeouts (with 1 ms, 42 of 800 adds beside one
+// failed after 10 ms under -race, and 8 of 800 after 1 s with pauses of up
+// to 50 ms; TestTwoProcessesOnOneFile, TestBeginWriteOutwaitsAShortBusyTimeout).
+func giveUpAfter(busy time.Duration) time.Duration { return max(10*busy, busyGiveUpMin) }
+
+// busyGiveUpMin is the shortest wait for the write lock before a write is
+// unavailable: SQLite's own default busy timeout.
+const busyGiveUpMin = DefaultBusyTimeout
+
 // The pauses between BEGINs that found the write lock held past
-// BusyTimeout: short, since the lock is held for one transaction at a time.
+// BusyTimeout: short, since the lock is held for one transaction at a time
+// and another process that writes without pause lets it go only between
+// two of them (with pauses of up to 50 ms, some adds beside one waited
+// more than a second).
 const (
 	busyPauseMin = time.Millisecond
-	busyPauseMax = 50 * time.Millisecond
+	busyPauseMax = 5 * time.Millisecond
 )
 
 func isBusy(err error) bool {
