@@ -215,6 +215,9 @@ type env struct {
 	values   map[string]string
 	commands []string
 	failed   []string
+	// reruns are the steps run again after the run, on the same commit and
+	// machine, as "rerun: <why>" lines name them.
+	reruns []string
 }
 
 func readEnv(path string) (env, error) {
@@ -238,6 +241,8 @@ func parseEnv(text string) (env, error) {
 			e.commands = append(e.commands, v)
 		case "failed":
 			e.failed = append(e.failed, v)
+		case "rerun":
+			e.reruns = append(e.reruns, v)
 		default:
 			e.values[k] = v
 		}

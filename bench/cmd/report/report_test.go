@@ -266,3 +266,17 @@ Matrix/wheel=default/op=afterfuncstop/pending=0/d=1ms-2,112,0%,48,0%,-57.14%,p=0
 		t.Errorf("over() = %d of %d, want 1 of 2", over, all)
 	}
 }
+
+// TestReruns: steps run again after the run are named at the top, and the
+// report no longer says every figure comes from one run.
+func TestReruns(t *testing.T) {
+	e, err := parseEnv("mode: full\nrerun: headline.txt, on a quiet machine\ncommand: x\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &report{env: e}
+	out := r.markdown()
+	if !strings.Contains(out, "with the same commands: headline.txt, on a quiet machine.") || strings.Contains(out, "from this one run") {
+		t.Errorf("the report's head does not name the rerun:\n%.600s", out)
+	}
+}
