@@ -24,7 +24,7 @@ import (
 // processes, issue 30): so beginWrite tries again, after a pause of
 // busyPauseMin doubling to busyPauseMax, until ctx ends or giveUpAfter(busy)
 // has passed (busy: the Store's Options.BusyTimeout, 0 for the default:
-// ten busy timeouts, and never less than busyGiveUpMin), and then returns
+// two busy timeouts, and never less than busyGiveUpMin), and then returns
 // an error that wraps durable.ErrUnavailable (another holds the file): a
 // Queue's group commit sends without its callers' cancellation, so ctx
 // alone could make it wait forever behind a process that never lets go. Only the BEGIN is retried: once a transaction holds the
@@ -55,12 +55,14 @@ func beginWrite(ctx context.Context, w *sql.DB, busy time.Duration) (*sql.Tx, er
 }
 
 // giveUpAfter is how long beginWrite waits for the write lock, busy
-// timeouts included: ten of them, but never less than busyGiveUpMin, since
+// timeouts included: two of them (a caller such as timerd's API answers
+// 503 after it, so it stays short: 10 s at the default), but never less
+// than busyGiveUpMin, since
 // another process that writes without pause can hold on to the lock for
 // longer than ten short timeouts (with 1 ms, 42 of 800 adds beside one
 // failed after 10 ms under -race, and 8 of 800 after 1 s with pauses of up
 // to 50 ms; TestTwoProcessesOnOneFile, TestBeginWriteOutwaitsAShortBusyTimeout).
-func giveUpAfter(busy time.Duration) time.Duration { return max(10*busy, busyGiveUpMin) }
+func giveUpAfter(busy time.Duration) time.Duration { return max(2*busy, busyGiveUpMin) }
 
 // busyGiveUpMin is the shortest wait for the write lock before a write is
 // unavailable: SQLite's own default busy timeout.

@@ -37,7 +37,7 @@ func holdWriteLock(t *testing.T, path string) (release func()) {
 
 // TestBeginWriteOutwaitsAShortBusyTimeout: with a BusyTimeout of 1 ms, a
 // write behind another connection's transaction of 100 ms waits it out
-// (ten busy timeouts alone would give up after 10 ms).
+// (ten busy timeouts alone, the bound before, gave up after 10 ms).
 func TestBeginWriteOutwaitsAShortBusyTimeout(t *testing.T) {
 	st, path := openTemp(t, Options{BusyTimeout: time.Millisecond})
 	release := holdWriteLock(t, path)

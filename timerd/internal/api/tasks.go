@@ -182,14 +182,14 @@ func (h *handler) cancelTask(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// The read only tells a finished task from a live one: Cancel, a write,
+	// decides whether there is a task at all (and answers 503 when the
+	// store takes no writes, though it may still serve reads).
 	info, err := h.cfg.Queue.Get(r.Context(), key)
-	if errors.Is(err, durable.ErrNotFound) {
-		return notFound("no task under this key")
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, durable.ErrNotFound) {
 		return err
 	}
-	finished := info.State == durable.StateDone || info.State == durable.StateCancelled
+	finished := err == nil && (info.State == durable.StateDone || info.State == durable.StateCancelled)
 	ok, err := h.cfg.Queue.Cancel(r.Context(), key)
 	if err != nil {
 		return err
