@@ -183,3 +183,37 @@ func TestVacantHeadOfTheCallersShardIsDropped(t *testing.T) {
 	settle(t, tw, &fired, 1)
 	require.Equal(t, uint64(1), tw.Stats().Wakeups, "the poller woke for the vacant bucket")
 }
+
+// TestVacantListReusesItsFront: buckets joining at the end while the
+// oldest leave, as a shard keeping a few vacant buckets sees them, reuse
+// the list's space: no allocation once it has warmed up, and a capacity
+// of a few times the buckets it holds (it grew, copying itself, for ever).
+func TestVacantListReusesItsFront(t *testing.T) {
+	var v vacantList
+	ring := make([]*bucket, 8)
+	for i := range ring {
+		ring[i] = &bucket{}
+	}
+	i := 0
+	round := func() {
+		v.push(ring[i%len(ring)])
+		i++
+		if v.n > 4 {
+			v.remove(v.oldest())
+		}
+	}
+	for range 1000 {
+		round()
+	}
+	if allocs := testing.AllocsPerRun(10000, round); allocs != 0 {
+		t.Errorf("%v allocations a round, want 0", allocs)
+	}
+	if c := cap(v.list); c > 64 {
+		t.Errorf("list capacity %d for %d vacant buckets, want at most 64", c, v.n)
+	}
+	for k, b := range v.list[v.head:] {
+		if b != nil && int(b.vacant) != v.head+k+1 {
+			t.Fatalf("bucket at %d has vacant %d, want %d", v.head+k, b.vacant, v.head+k+1)
+		}
+	}
+}

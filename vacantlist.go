@@ -14,8 +14,16 @@ type vacantList struct {
 	n    int // vacant buckets: the entries of list that are not holes
 }
 
-// push adds b, which is not vacant, as the newest.
+// push adds b, which is not vacant, as the newest. A full list whose
+// front has holes is compacted into its own space first, rather than
+// grown: the front moves on as the oldest buckets leave (oldest), so a
+// list grown instead would copy itself, holes and all, again and again (1
+// B/op and 6% of a Reset moving timers earlier with 1k pending;
+// TestVacantListReusesItsFront).
 func (v *vacantList) push(b *bucket) {
+	if len(v.list) == cap(v.list) && v.head > 0 {
+		v.compact()
+	}
 	v.list = append(v.list, b)
 	b.vacant = int32(len(v.list))
 	v.n++
