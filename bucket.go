@@ -124,7 +124,7 @@ func (b *bucket) push(t *Timer) {
 	last := &b.blocks[k-1]
 	t.bucket, t.slot = b, uint32((k-1)<<blockBits+len(*last))
 	*last = append(*last, t)
-	b.noteDue(t.due)
+	b.noteDue(t)
 }
 
 // take removes and returns the oldest timer not yet taken; b must not be

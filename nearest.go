@@ -25,6 +25,7 @@ type nearest struct {
 	entries []nearTimer
 	next    int
 	bound   int64
+	scans   int // how many times the bucket was scanned: the work tests count
 }
 
 type nearTimer struct {
@@ -32,13 +33,46 @@ type nearTimer struct {
 	due int64
 }
 
-// noteDue keeps b's list of its earliest timers true when a timer lands in
-// b, or moves within it, to the tick due: before the list's bound, the list
-// is forgotten and the next retarget scans. Callers hold the shard's mu.
-func (b *bucket) noteDue(due int64) {
-	if n := b.near; n != nil && due < n.bound {
-		n.entries, n.next = n.entries[:0], 0
+// noteDue keeps b's list of its earliest timers true when t lands in b, or
+// moves within it, to its due tick: before the list's bound, t gets an
+// entry in order. A full list gives up its last entry for it and takes
+// that entry's due tick as its bound (the timer it named, if still there,
+// is due then, and every other timer without an entry no earlier). So a
+// timer Reset again and again within a bucket, as a server's idle
+// timeouts are, does not make the next retarget scan the bucket (it made
+// the list be forgotten, and the headline Reset scanned 128 timers every
+// few calls: docs/design/retarget.md). Callers hold the shard's mu.
+func (b *bucket) noteDue(t *Timer) {
+	if n := b.near; n != nil && t.due < n.bound {
+		n.insert(t)
 	}
+}
+
+// insert adds an entry for t, due before n's bound, keeping the entries in
+// order of due tick without growing their array.
+func (n *nearest) insert(t *Timer) {
+	es := n.entries
+	if n.next > 0 { // the entries passed over give their room
+		k := copy(es, es[n.next:])
+		clear(es[k:len(es)])
+		es, n.next = es[:k], 0
+	}
+	if len(es) == cap(es) {
+		if len(es) == 0 || t.due >= es[len(es)-1].due {
+			n.entries, n.bound = es, t.due
+			return
+		}
+		n.bound = es[len(es)-1].due
+		es[len(es)-1] = nearTimer{}
+		es = es[:len(es)-1]
+	}
+	i := len(es)
+	es = append(es, nearTimer{})
+	for ; i > 0 && es[i-1].due > t.due; i-- {
+		es[i] = es[i-1]
+	}
+	es[i] = nearTimer{t, t.due}
+	n.entries = es
 }
 
 // earliest returns the earliest due tick of b's timers (never for none),
@@ -64,6 +98,7 @@ func (b *bucket) scan() int64 {
 		n = &nearest{}
 		b.near = n
 	}
+	n.scans++
 	if k := min(b.end()-int(b.taken), nearestMax); cap(n.entries) < k {
 		n.entries = make([]nearTimer, 0, k)
 	}

@@ -269,7 +269,7 @@ func (t *Timer) resetAt(d, now time.Duration) bool {
 		// tick, so it cannot fire early, and most Resets touch no bucket.
 		old := e.due
 		e.due = due
-		b.noteDue(due)
+		b.noteDue(e)
 		switch {
 		case due < b.expiration: // files: the bucket comes earlier with it
 			b.expiration = b.earlyExpiration(due)
