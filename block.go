@@ -159,6 +159,9 @@ func (s *shard) freeBlock(c []*Timer) {
 // empties, so a pool kept for a million timers goes when they are stopped.
 // Callers hold s.mu.
 func (s *shard) trimBlocks() {
+	if s.counters.pending <= 1 {
+		s.spareNears = nil // and the lists kept for scans (see keepNear)
+	}
 	n := len(s.freeBlocks)
 	keep := min(n, s.counters.pending/blockSize)
 	if keep == n {

@@ -273,6 +273,10 @@ func (b *bucket) retire() {
 		}
 		b.blocks = nil
 	}
+	if b.near != nil { // to a bucket that has timers to scan
+		s.keepNear(b.near)
+		b.near = nil
+	}
 	// At the head the alarm may be set for b already. An exact alarm is
 	// moved on by Remove; an early one would stay (see delayqueue's
 	// lazy.go), so b stays queued too, vacant, for the ring that alarm was
@@ -315,10 +319,15 @@ func (b *bucket) withdraw() {
 // Callers hold the shard's mu.
 func (s *shard) unlistVacant(b *bucket) { s.vacant.remove(b) }
 
-// reset readies an emptied bucket for its next rotation.
+// reset readies an emptied bucket for its next rotation (or, released, for
+// its reuse: see shard.free), keeping its list of earliest timers, emptied,
+// so that small buckets emptied and filled again by random Resets do not
+// allocate one for every rotation.
 func (b *bucket) reset() {
 	b.taken = 0
-	b.near = nil
+	if n := b.near; n != nil {
+		n.forget()
+	}
 	b.resetBlocks()
 	b.shard.trimBlocks()
 }

@@ -151,6 +151,10 @@ func (s *shard) drop(b *bucket) {
 	for n := len(s.levels); n > 0 && s.levels[n-1].live == 0; n-- {
 		s.levels = s.levels[:n-1]
 	}
+	if b.near != nil {
+		s.keepNear(b.near)
+		b.near = nil
+	}
 	if len(s.free) < freeBuckets {
 		s.free = append(s.free, b)
 	}

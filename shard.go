@@ -57,6 +57,9 @@ type shard struct {
 	// bucket. At most one slot per pending timer when last checked (see
 	// trimBlocks).
 	freeBlocks []*block
+	// spareNears are released buckets' lists of earliest timers, for the
+	// next scans of buckets that have none (see keepNear).
+	spareNears []*nearest
 	// owed lists the strong nodes of channel timers and Tickers that the
 	// next sweep weakens if they are still pending (weakdefer.go).
 	owed []*chanTimer
@@ -343,7 +346,7 @@ func (s *shard) stop() {
 		ct.owed = 0
 	}
 	s.owed = nil
-	s.levels, s.free, s.freeBlocks, s.freePage = nil, nil, nil, nil
+	s.levels, s.free, s.freeBlocks, s.freePage, s.spareNears = nil, nil, nil, nil, nil
 	s.buckets = 0
 }
 
