@@ -60,3 +60,45 @@ func TestRing(t *testing.T) {
 	case <-time.After(50 * time.Millisecond):
 	}
 }
+
+// TestRingNeverResetsAnArmedTimer: a ringing queue's alarm, moved earlier
+// while armed, goes to a new runtime timer (the old one stopped), because
+// the runtime fixes a heap holding a timer Reset in place by walking the
+// whole heap of its P; after it rang, it is set again on the same timer,
+// which is out of the heap. The moved alarm still rings, once, at its new
+// time, not at the old one.
+func TestRingNeverResetsAnArmedTimer(t *testing.T) {
+	q := New[int](System)
+	rings := make(chan int, 16)
+	require.True(t, q.Ring(func() {
+		v, ok := q.PollDue(q.Now())
+		if ok {
+			rings <- v
+		}
+		q.Rearm()
+	}))
+	defer q.Clear()
+	timer := func() *alarmTimer {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return q.alarm.(*funcAlarm).cur
+	}
+	start := q.Now()
+	q.Offer(1, start+time.Hour)
+	first := timer()
+	require.NotNil(t, first)
+	q.Offer(2, start+30*time.Millisecond) // far earlier than the armed alarm: it moves
+	moved := timer()
+	require.NotSame(t, first, moved, "the armed alarm was Reset in place")
+	require.False(t, first.t.Stop(), "the replaced timer was left armed")
+	select {
+	case v := <-rings:
+		require.Equal(t, 2, v)
+		require.GreaterOrEqual(t, q.Now(), start+30*time.Millisecond, "rang early")
+	case <-time.After(30 * time.Second):
+		t.Fatal("the moved alarm did not ring within 30 s")
+	}
+	// The ring's Rearm set the alarm for value 1, on the timer that rang.
+	require.Eventually(t, func() bool { return timer() == moved && !moved.rang.Load() },
+		30*time.Second, time.Millisecond, "the alarm was not set again on the timer that rang")
+}
