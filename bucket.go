@@ -213,7 +213,12 @@ func (b *bucket) retarget() {
 	w := b.shard.wheel
 	shift := uint(b.level()) * w.bits
 	end := (b.expiration>>shift+1)<<shift - 1
-	first := b.earliest()
+	var first int64
+	if n == 1 { // itself: no list to make for a timer alone, as a lone idle timeout is
+		first = b.blocks[b.taken>>blockBits][b.taken&blockMask].due
+	} else {
+		first = b.earliest()
+	}
 	switch {
 	case first <= b.expiration:
 	case first <= end:

@@ -106,6 +106,12 @@ func (b *bucket) scan() int64 {
 		b.near = n
 	}
 	n.scans++
+	if k := min(b.end()-int(b.taken), nearestMax); cap(n.entries) < k {
+		if cap(n.entries) > 0 { // grown once from a small bucket's: at once to the most
+			k = nearestMax
+		}
+		n.entries = make([]nearTimer, 0, k)
+	}
 	es := n.entries[:0]
 	for t := range b.all {
 		if len(es) == cap(es) {
@@ -152,8 +158,7 @@ func (s *shard) keepNear(n *nearest) {
 }
 
 // takeNear returns an empty list for a bucket's first scan: a kept one
-// if the shard has one. Its entries have room for nearestMax. Callers
-// hold s.mu.
+// if the shard has one (scan sizes its entries). Callers hold s.mu.
 func (s *shard) takeNear() *nearest {
 	if k := len(s.spareNears); k > 0 {
 		n := s.spareNears[k-1]
@@ -161,5 +166,5 @@ func (s *shard) takeNear() *nearest {
 		s.spareNears = s.spareNears[:k-1]
 		return n
 	}
-	return &nearest{entries: make([]nearTimer, 0, nearestMax)}
+	return &nearest{}
 }

@@ -187,3 +187,34 @@ func TestRandomResetsAllocateLittle(t *testing.T) {
 	}
 	require.LessOrEqual(t, testing.AllocsPerRun(100, resets), 10.0, "allocations per 1,000 random Resets")
 }
+
+// TestLoneResetLaterAllocatesNothing: a timer alone on its wheel, Reset
+// later again and again as the matrix's Reset-later cells do (from d to
+// 2d in steps of d/1000), leaves its bucket's expiration behind it, and
+// retarget finds its earliest timer: itself, without a list. Making a
+// list (a scan) for a bucket of one timer allocated 300 B for every
+// bucket the walk crossed: 1 B per Reset at 10 s and 2 h.
+func TestLoneResetLaterAllocatesNothing(t *testing.T) {
+	for _, d := range []time.Duration{10 * time.Second, 2 * time.Hour} {
+		clock := NewFakeClock(time.Unix(1_000_000, 0))
+		tw, err := New(time.Millisecond, 512, WithClock(clock))
+		require.NoError(t, err)
+		step := d / 1000
+		tm := tw.AfterFunc(4*time.Hour, noop)
+		j := 0
+		walk := func() {
+			for range 1000 {
+				if j == 0 {
+					tm.Stop()
+					tm.Reset(d)
+				} else if !tm.Reset(d + time.Duration(j)*step) {
+					t.Fatal("Reset of a pending timer returned false")
+				}
+				j = (j + 1) % 1000
+			}
+		}
+		walk()
+		require.Zero(t, testing.AllocsPerRun(20, walk), "d=%v: allocations per 1,000 Resets later", d)
+		tw.Stop()
+	}
+}
