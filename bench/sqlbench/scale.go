@@ -63,7 +63,11 @@ type ScaleConfig struct {
 	Window       time.Duration // each probe window
 	ProbeEvery   time.Duration // a probe every
 	StatsCalls   int           // Stats calls timed at each stop (and overview requests)
-	ClaimCalls   int           // Store.Claim calls timed at each stop
+	// FillLimit, if positive, bounds the fill's time: no batch is started after it, and the
+	// measurement goes on with the backlog reached (ScaleResult.Tasks), for a store too slow to
+	// reach Tasks in the time at hand.
+	FillLimit  time.Duration
+	ClaimCalls int // Store.Claim calls timed at each stop
 
 	// Timerd is the path of a timerd binary; the overview is measured at the intermediate stop
 	// (or at Tasks if there is none) by a timerd process on the same store. Empty: not measured.
@@ -231,8 +235,17 @@ func scaleRun(ctx context.Context, cfg ScaleConfig, name string, s *scaleStore, 
 	for _, to := range stops {
 		progress("filling %d … %d", from, to)
 		start := time.Now()
-		if err := fill(ctx, cfg, q, run, payload, from, to, progress); err != nil {
+		var deadline time.Time
+		if cfg.FillLimit > 0 {
+			deadline = start.Add(cfg.FillLimit - filled)
+		}
+		reached, err := fill(ctx, cfg, q, run, payload, from, to, deadline, progress)
+		if err != nil {
 			return fmt.Errorf("fill: %w", err)
+		}
+		if reached < to {
+			progress("the fill limit %v stopped the fill at %d", cfg.FillLimit, reached)
+			to, r.Tasks, cfg.Tasks = reached, reached, reached
 		}
 		took := time.Since(start)
 		filled += took
@@ -252,6 +265,9 @@ func scaleRun(ctx context.Context, cfg ScaleConfig, name string, s *scaleStore, 
 				o.APIStats.Median, o.APIStats.Max)
 		}
 		from = to
+		if to == cfg.Tasks {
+			break
+		}
 	}
 	r.AddsPerSec = float64(cfg.Tasks) / filled.Seconds()
 	size1, err := s.size(ctx)
@@ -328,8 +344,9 @@ func backlogDue(cfg ScaleConfig, run time.Time, i int) time.Time {
 	return run.Add(cfg.Offset + time.Duration(frac*float64(cfg.Horizon)))
 }
 
-// fill adds the backlog's tasks [from, to).
-func fill(ctx context.Context, cfg ScaleConfig, q *durable.Queue, run time.Time, payload []byte, from, to int, progress func(string, ...any)) error {
+// fill adds the backlog's tasks [from, to), or, if it reaches deadline (unless zero) first,
+// [from, reached): no batch starts after the deadline.
+func fill(ctx context.Context, cfg ScaleConfig, q *durable.Queue, run time.Time, payload []byte, from, to int, deadline time.Time, progress func(string, ...any)) (reached int, err error) {
 	var next atomic.Int64
 	next.Store(int64(from))
 	var done atomic.Int64
@@ -341,6 +358,9 @@ func fill(ctx context.Context, cfg ScaleConfig, q *durable.Queue, run time.Time,
 		wg.Go(func() {
 			items := make([]durable.Item, 0, cfg.Batch)
 			for {
+				if !deadline.IsZero() && time.Now().After(deadline) {
+					return
+				}
 				lo := int(next.Add(int64(cfg.Batch))) - cfg.Batch
 				if lo >= to {
 					return
@@ -372,7 +392,8 @@ func fill(ctx context.Context, cfg ScaleConfig, q *durable.Queue, run time.Time,
 	}
 	wg.Wait()
 	close(errs)
-	return <-errs
+	// The batches taken were all added: the range ends where the last began, plus its size.
+	return min(int(next.Load()), to), <-errs
 }
 
 // scaleCost measures the claim cost and Stats' time with pending tasks scheduled, none due.

@@ -47,6 +47,7 @@ func run() error {
 	flag.DurationVar(&cfg.ProbeEvery, "probe-every", 50*time.Millisecond, "a probe task every")
 	flag.IntVar(&cfg.StatsCalls, "stats-calls", 21, "Stats calls (and overview requests) timed at each stop")
 	flag.IntVar(&cfg.ClaimCalls, "claim-calls", 21, "claims timed at each stop")
+	flag.DurationVar(&cfg.FillLimit, "fill-limit", 0, "stop the fill after this long and measure the backlog reached (0: none)")
 	flag.StringVar(&cfg.Timerd, "timerd", "", "timerd binary for the overview (empty: not measured)")
 	jsonOut := flag.String("json", "", "append one JSON line per store to this file")
 	flag.Parse()
@@ -68,11 +69,11 @@ func run() error {
 		}
 		f.Close()
 	}
-	fmt.Printf("%d tasks pending (payload %d B, due over %v from +%v), stop at %d; batch %d, %d producers; concurrency %d; churn %d; windows %v, a probe every %v; %d Stats and %d claim calls per stop; %s; GOMAXPROCS %d; took %v\n\n",
-		cfg.Tasks, cfg.PayloadBytes, cfg.Horizon, cfg.Offset, cfg.OverviewAt, cfg.Batch, cfg.Producers, cfg.Concurrency, cfg.Churn,
+	fmt.Printf("%d tasks pending asked (fill limit %v; the backlog column says what was reached) (payload %d B, due over %v from +%v), stop at %d; batch %d, %d producers; concurrency %d; churn %d; windows %v, a probe every %v; %d Stats and %d claim calls per stop; %s; GOMAXPROCS %d; took %v\n\n",
+		cfg.Tasks, cfg.FillLimit, cfg.PayloadBytes, cfg.Horizon, cfg.Offset, cfg.OverviewAt, cfg.Batch, cfg.Producers, cfg.Concurrency, cfg.Churn,
 		cfg.Window, cfg.ProbeEvery, cfg.StatsCalls, cfg.ClaimCalls, runtime.Version(), runtime.GOMAXPROCS(0), time.Since(start).Round(time.Second))
-	fmt.Println("| store | bytes/task | adds/s (each segment) | claim ms median (max) at each stop → after churn | Stats ms median (max) at each stop → after churn | churn/s | lateness p50 / p99 / max, ms: backlog; after churn | overview ms median (max) | /v1/stats ms median (max) | took |")
-	fmt.Println("|---|---:|---|---|---|---:|---|---|---|---:|")
+	fmt.Println("| store | backlog | bytes/task | adds/s (each segment) | claim ms median (max) at each stop → after churn | Stats ms median (max) at each stop → after churn | churn/s | lateness p50 / p99 / max, ms: backlog; after churn | overview ms median (max) | /v1/stats ms median (max) | took |")
+	fmt.Println("|---|---:|---:|---|---|---|---:|---|---|---|---:|")
 	for _, r := range results {
 		if r.Err != "" {
 			fmt.Printf("| %s | FAILED: %s |\n", r.Store, r.Err)
@@ -98,7 +99,7 @@ func run() error {
 			}
 			bytes += " (" + strings.Join(per, " / ") + ")"
 		}
-		fmt.Printf("| %s | %s | %.0f (%s) | %s | %s | %.0f | %s; %s | %s | %s | %v |\n", r.Store, bytes, r.AddsPerSec,
+		fmt.Printf("| %s | %d | %s | %.0f (%s) | %s | %s | %.0f | %s; %s | %s | %s | %v |\n", r.Store, r.Tasks, bytes, r.AddsPerSec,
 			strings.Join(fills, ", "), strings.Join(claims, " → "), strings.Join(stats, " → "), r.ChurnPerSec,
 			late(r.Lateness), late(r.LatenessAfter), ov, api, r.Took.Round(time.Second))
 	}
