@@ -33,7 +33,8 @@ import (
 //  4. Lateness: a worker (Concurrency slots) runs for Window, a probe task added every
 //     ProbeEvery due 200 ms after its add; lateness is its handler's start minus that due time.
 //  5. Churn: Churn tasks added due now, then run by the worker until every one has been
-//     settled (churn/s); the claim cost and Stats again, and a second Window of probes.
+//     settled (churn/s); the claim cost and Stats again, a second Window of probes, and the
+//     claim cost and Stats once more.
 //
 // Every phase checks that it measured what it names: Stats counts the backlog (scheduled, not
 // due) at every stop, every probe and churn task ran exactly once, and no claim of the cost
@@ -125,17 +126,20 @@ type ScaleResult struct {
 	Bytes        int64   `json:"bytes"` // what the backlog added to the store (see ScaleConfig)
 	BytesPerTask float64 `json:"bytes_per_task"`
 	// BytesPerMaster is Redis's used_memory delta per master, in the order of their addresses.
-	BytesPerMaster []int64        `json:"bytes_per_master,omitempty"`
-	Fill           []ScaleFill    `json:"fill"`
-	AddsPerSec     float64        `json:"adds_per_sec"` // over the whole fill
-	Claims         []ScaleClaim   `json:"claims"`       // empty, intermediate stop, full
-	Lateness       ScaleLateness  `json:"lateness"`     // with the backlog
-	ChurnPerSec    float64        `json:"churn_per_sec"`
-	AfterChurn     ScaleClaim     `json:"after_churn"`
-	LatenessAfter  ScaleLateness  `json:"lateness_after_churn"`
-	Overview       *ScaleOverview `json:"overview,omitempty"`
-	Took           time.Duration  `json:"took_ns"`
-	Err            string         `json:"err,omitempty"`
+	BytesPerMaster []int64       `json:"bytes_per_master,omitempty"`
+	Fill           []ScaleFill   `json:"fill"`
+	AddsPerSec     float64       `json:"adds_per_sec"` // over the whole fill
+	Claims         []ScaleClaim  `json:"claims"`       // empty, intermediate stop, full
+	Lateness       ScaleLateness `json:"lateness"`     // with the backlog
+	ChurnPerSec    float64       `json:"churn_per_sec"`
+	AfterChurn     ScaleClaim    `json:"after_churn"`
+	LatenessAfter  ScaleLateness `json:"lateness_after_churn"`
+	// AfterWindow is the claim cost and Stats again at the end of the second window (Window
+	// after the churn), with the worker stopped: what a store's upkeep or autovacuum recovered.
+	AfterWindow *ScaleClaim    `json:"after_window,omitempty"`
+	Overview    *ScaleOverview `json:"overview,omitempty"`
+	Took        time.Duration  `json:"took_ns"`
+	Err         string         `json:"err,omitempty"`
 }
 
 // scaleStore is one store opened for a measurement.
@@ -308,6 +312,13 @@ func scaleRun(ctx context.Context, cfg ScaleConfig, name string, s *scaleStore, 
 	if err := w.stop(); err != nil {
 		return err
 	}
+	c, err := scaleCost(ctx, cfg, q, cfg.Tasks)
+	if err != nil {
+		return err
+	}
+	r.AfterWindow = &c
+	progress("a window after the churn: claim median %v max %v; Stats median %v max %v",
+		c.Claim.Median, c.Claim.Max, c.Stats.Median, c.Stats.Max)
 	return w.check(cfg.Churn)
 }
 

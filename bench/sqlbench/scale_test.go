@@ -61,7 +61,7 @@ func checkScale(t *testing.T, cfg ScaleConfig) {
 	if want := []int{0, cfg.OverviewAt, cfg.Tasks}; !slices.Equal(stops, want) {
 		t.Errorf("stops at %v, want %v", stops, want)
 	}
-	if r.AfterChurn.Pending != cfg.Tasks || r.AfterChurn.Claim.Median <= 0 || r.ChurnPerSec <= 0 || r.AddsPerSec <= 0 {
+	if r.AfterChurn.Pending != cfg.Tasks || r.AfterWindow == nil || r.AfterWindow.Claim.Median <= 0 || r.AfterChurn.Claim.Median <= 0 || r.ChurnPerSec <= 0 || r.AddsPerSec <= 0 {
 		t.Errorf("implausible: %+v", r)
 	}
 	// A task holds at least its payload somewhere.

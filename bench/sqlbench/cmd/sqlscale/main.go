@@ -72,7 +72,7 @@ func run() error {
 	fmt.Printf("%d tasks pending asked (fill limit %v; the backlog column says what was reached) (payload %d B, due over %v from +%v), stop at %d; batch %d, %d producers; concurrency %d; churn %d; windows %v, a probe every %v; %d Stats and %d claim calls per stop; %s; GOMAXPROCS %d; took %v\n\n",
 		cfg.Tasks, cfg.FillLimit, cfg.PayloadBytes, cfg.Horizon, cfg.Offset, cfg.OverviewAt, cfg.Batch, cfg.Producers, cfg.Concurrency, cfg.Churn,
 		cfg.Window, cfg.ProbeEvery, cfg.StatsCalls, cfg.ClaimCalls, runtime.Version(), runtime.GOMAXPROCS(0), time.Since(start).Round(time.Second))
-	fmt.Println("| store | backlog | bytes/task | adds/s (each segment) | claim ms median (max) at each stop → after churn | Stats ms median (max) at each stop → after churn | churn/s | lateness p50 / p99 / max, ms: backlog; after churn | overview ms median (max) | /v1/stats ms median (max) | took |")
+	fmt.Println("| store | backlog | bytes/task | adds/s (each segment) | claim ms median (max) at each stop → after churn → a window later | Stats ms median (max) at each stop → after churn → a window later | churn/s | lateness p50 / p99 / max, ms: backlog; after churn | overview ms median (max) | /v1/stats ms median (max) | took |")
 	fmt.Println("|---|---:|---:|---|---|---|---:|---|---|---|---:|")
 	for _, r := range results {
 		if r.Err != "" {
@@ -83,7 +83,11 @@ func run() error {
 		for _, f := range r.Fill {
 			fills = append(fills, fmt.Sprintf("%.0f", f.AddsPerSec))
 		}
-		for _, c := range append(r.Claims, r.AfterChurn) {
+		cs := append(r.Claims, r.AfterChurn)
+		if r.AfterWindow != nil {
+			cs = append(cs, *r.AfterWindow)
+		}
+		for _, c := range cs {
 			claims = append(claims, fmt.Sprintf("%s: %s", count(c.Pending), tm(c.Claim)))
 			stats = append(stats, fmt.Sprintf("%s: %s", count(c.Pending), tm(c.Stats)))
 		}
@@ -104,7 +108,7 @@ func run() error {
 			late(r.Lateness), late(r.LatenessAfter), ov, api, r.Took.Round(time.Second))
 	}
 	fmt.Println()
-	fmt.Println("Stops: pending tasks when measured (the last, after the churn). Redis bytes: share of each master.")
+	fmt.Println("Stops: pending tasks when measured (the last two: right after the churn, and a probe window later). Redis bytes: share of each master.")
 	if err != nil {
 		return err
 	}
