@@ -64,6 +64,11 @@ type ScaleConfig struct {
 	Window       time.Duration // each probe window
 	ProbeEvery   time.Duration // a probe every
 	StatsCalls   int           // Stats calls timed at each stop (and overview requests)
+	// Overdue makes the backlog due in the past, over [Offset+Horizon, Offset) before the start:
+	// tasks no worker has run, as after an outage of the workers. Only the fill, the bytes,
+	// Stats (which must count the backlog as due now) and the overview are measured: no claim,
+	// worker or churn, which would run the backlog.
+	Overdue bool
 	// FillLimit, if positive, bounds the fill's time: no batch is started after it, and the
 	// measurement goes on with the backlog reached (ScaleResult.Tasks), for a store too slow to
 	// reach Tasks in the time at hand.
@@ -121,6 +126,7 @@ type ScaleOverview struct {
 type ScaleResult struct {
 	Run          string  `json:"run"` // when the run started (UTC, RFC 3339)
 	Store        string  `json:"store"`
+	Overdue      bool    `json:"overdue,omitempty"` // ScaleConfig.Overdue
 	Tasks        int     `json:"tasks"`
 	PayloadBytes int     `json:"payload_bytes"`
 	Bytes        int64   `json:"bytes"` // what the backlog added to the store (see ScaleConfig)
@@ -170,7 +176,7 @@ func Scale(ctx context.Context, cfg ScaleConfig) ([]ScaleResult, error) {
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
-		r := ScaleResult{Run: run.UTC().Format(time.RFC3339), Store: name, Tasks: cfg.Tasks, PayloadBytes: cfg.PayloadBytes}
+		r := ScaleResult{Run: run.UTC().Format(time.RFC3339), Store: name, Overdue: cfg.Overdue, Tasks: cfg.Tasks, PayloadBytes: cfg.PayloadBytes}
 		start := time.Now()
 		err := func() (err error) {
 			s, err := openScaleStore(ctx, cfg, name, strconv.FormatInt(run.UnixNano(), 36))
@@ -287,6 +293,9 @@ func scaleRun(ctx context.Context, cfg ScaleConfig, name string, s *scaleStore, 
 	}
 	r.BytesPerTask = float64(r.Bytes) / float64(cfg.Tasks)
 	progress("%.0f bytes per task (%d bytes)", r.BytesPerTask, r.Bytes)
+	if cfg.Overdue {
+		return nil
+	}
 
 	w := newScaleWorker(ctx, q)
 	defer w.stop() //nolint:errcheck
@@ -352,6 +361,9 @@ func backlogDue(cfg ScaleConfig, run time.Time, i int) time.Time {
 	// Fibonacci hashing of i: a bijection on uint64, evenly spread in its top bits.
 	h := uint64(i) * 0x9e3779b97f4a7c15
 	frac := float64(h>>11) / float64(1<<53)
+	if cfg.Overdue {
+		return run.Add(-cfg.Offset - time.Duration(frac*float64(cfg.Horizon)))
+	}
 	return run.Add(cfg.Offset + time.Duration(frac*float64(cfg.Horizon)))
 }
 
@@ -413,6 +425,9 @@ func scaleCost(ctx context.Context, cfg ScaleConfig, q *durable.Queue, pending i
 	st, lim := q.Store(), q.Limits()
 	times := make([]time.Duration, cfg.ClaimCalls)
 	for i := range times {
+		if cfg.Overdue {
+			break
+		}
 		start := time.Now()
 		got, err := st.Claim(ctx, 0, 32, time.Minute, lim)
 		times[i] = time.Since(start)
@@ -423,7 +438,9 @@ func scaleCost(ctx context.Context, cfg ScaleConfig, q *durable.Queue, pending i
 			return c, fmt.Errorf("claim: leased %d tasks, none due", len(got.Tasks))
 		}
 	}
-	c.Claim = timing(times)
+	if !cfg.Overdue {
+		c.Claim = timing(times)
+	}
 	times = make([]time.Duration, cfg.StatsCalls)
 	for i := range times {
 		start := time.Now()
@@ -432,8 +449,13 @@ func scaleCost(ctx context.Context, cfg ScaleConfig, q *durable.Queue, pending i
 		if err != nil {
 			return c, fmt.Errorf("stats: %w", err)
 		}
-		if t := s.Total; t.Scheduled != int64(pending) || t.Due != 0 || t.InFlight != 0 || t.Dead != 0 {
-			return c, fmt.Errorf("stats: %+v, want %d scheduled and nothing else", t, pending)
+		want := durable.ShardStats{Shard: -1, Scheduled: int64(pending), States: durable.StateCounts{Scheduled: int64(pending)}}
+		if cfg.Overdue {
+			want.Scheduled, want.Due = 0, int64(pending)
+		}
+		if t := s.Total; t.Scheduled != want.Scheduled || t.Due != want.Due || t.States != want.States ||
+			t.InFlight != 0 || t.Dead != 0 || t.Retained != 0 {
+			return c, fmt.Errorf("stats: %+v, want %+v", t, want)
 		}
 	}
 	c.Stats = timing(times)

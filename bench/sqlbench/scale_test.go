@@ -54,27 +54,35 @@ func checkScale(t *testing.T, cfg ScaleConfig) {
 	var stops []int
 	for _, c := range r.Claims {
 		stops = append(stops, c.Pending)
-		if c.Claim.Calls != cfg.ClaimCalls || c.Claim.Median <= 0 || c.Stats.Calls != cfg.StatsCalls || c.Stats.Median <= 0 {
+		if !cfg.Overdue && (c.Claim.Calls != cfg.ClaimCalls || c.Claim.Median <= 0) ||
+			c.Stats.Calls != cfg.StatsCalls || c.Stats.Median <= 0 {
 			t.Errorf("stop at %d: %+v", c.Pending, c)
 		}
 	}
 	if want := []int{0, cfg.OverviewAt, cfg.Tasks}; !slices.Equal(stops, want) {
 		t.Errorf("stops at %v, want %v", stops, want)
 	}
-	if r.AfterChurn.Pending != cfg.Tasks || r.AfterWindow == nil || r.AfterWindow.Claim.Median <= 0 || r.AfterChurn.Claim.Median <= 0 || r.ChurnPerSec <= 0 || r.AddsPerSec <= 0 {
-		t.Errorf("implausible: %+v", r)
+	if o := r.Overview; o == nil || o.Pending != cfg.OverviewAt || o.Overview.Median <= 0 || o.APIStats.Median <= 0 {
+		t.Errorf("overview %+v", o)
 	}
 	// A task holds at least its payload somewhere.
 	if r.BytesPerTask < float64(cfg.PayloadBytes) {
 		t.Errorf("%.0f bytes per task, less than its %d bytes of payload", r.BytesPerTask, cfg.PayloadBytes)
 	}
+	if cfg.Overdue {
+		if r.ChurnPerSec != 0 || r.Lateness.Probes != 0 || r.AfterWindow != nil {
+			t.Errorf("an overdue run ran its backlog: %+v", r)
+		}
+		return
+	}
+	if r.AfterChurn.Pending != cfg.Tasks || r.AfterChurn.Claim.Median <= 0 || r.AfterWindow == nil ||
+		r.AfterWindow.Claim.Median <= 0 || r.ChurnPerSec <= 0 || r.AddsPerSec <= 0 {
+		t.Errorf("implausible: %+v", r)
+	}
 	for _, l := range []ScaleLateness{r.Lateness, r.LatenessAfter} {
 		if l.Probes == 0 || l.Early != 0 || l.P50 > l.P99 || l.P99 > l.Max {
 			t.Errorf("lateness %+v", l)
 		}
-	}
-	if o := r.Overview; o == nil || o.Pending != cfg.OverviewAt || o.Overview.Median <= 0 || o.APIStats.Median <= 0 {
-		t.Errorf("overview %+v", o)
 	}
 }
 
@@ -85,6 +93,14 @@ func TestScaleSQLite(t *testing.T) {
 	if left, _ := os.ReadDir(cfg.SQLiteDir); len(left) != 0 {
 		t.Errorf("files left behind: %v", left)
 	}
+}
+
+// TestScaleOverdueSQLite: with the backlog overdue, Stats and the overview count it as due, and
+// nothing runs it.
+func TestScaleOverdueSQLite(t *testing.T) {
+	cfg := tinyScale(t, "sqlite")
+	cfg.SQLiteDir, cfg.Overdue = t.TempDir(), true
+	checkScale(t, cfg)
 }
 
 // TestScalePostgres runs on PGWHEEL_DSN (scripts/postgres.sh up), in a schema it drops.

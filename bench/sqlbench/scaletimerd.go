@@ -22,8 +22,8 @@ import (
 // so that it leases nothing), as an operator runs it against a store others fill, and times
 // cfg.StatsCalls requests each of the dashboard's overview (GET /ui/, which calls Queue.Stats
 // and renders the page) and GET /v1/stats, as a client on this host sees them. Each answer must
-// show the pending tasks as scheduled. timerd's own code is internal to its module, so the
-// binary is the way to measure its handler unchanged.
+// show the pending tasks as scheduled (as due, if cfg.Overdue). timerd's own code is internal to
+// its module, so the binary is the way to measure its handler unchanged.
 func scaleOverview(ctx context.Context, cfg ScaleConfig, s *scaleStore, pending int) (ScaleOverview, error) {
 	o := ScaleOverview{Pending: pending}
 	args, env := s.timerd()
@@ -101,11 +101,14 @@ func scaleOverview(ctx context.Context, cfg ScaleConfig, s *scaleStore, pending 
 		}
 		return timing(times), nil
 	}
-	n := strconv.Itoa(pending)
-	if o.Overview, err = measure("/ui/", `id="total-scheduled">`+n+`<`); err != nil {
+	n, place := strconv.Itoa(pending), "scheduled"
+	if cfg.Overdue {
+		place = "due"
+	}
+	if o.Overview, err = measure("/ui/", `id="total-`+place+`">`+n+`<`); err != nil {
 		return o, err
 	}
-	if o.APIStats, err = measure("/v1/stats", `"scheduled":`+n); err != nil {
+	if o.APIStats, err = measure("/v1/stats", `"`+place+`":`+n); err != nil {
 		return o, err
 	}
 	return o, nil

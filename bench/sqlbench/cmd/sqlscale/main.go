@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -47,6 +48,7 @@ func run() error {
 	flag.DurationVar(&cfg.ProbeEvery, "probe-every", 50*time.Millisecond, "a probe task every")
 	flag.IntVar(&cfg.StatsCalls, "stats-calls", 21, "Stats calls (and overview requests) timed at each stop")
 	flag.IntVar(&cfg.ClaimCalls, "claim-calls", 21, "claims timed at each stop")
+	flag.BoolVar(&cfg.Overdue, "overdue", false, "the backlog due in the past (-offset -horizon before the start): only the fill, bytes, Stats and the overview")
 	flag.DurationVar(&cfg.FillLimit, "fill-limit", 0, "stop the fill after this long and measure the backlog reached (0: none)")
 	flag.StringVar(&cfg.Timerd, "timerd", "", "timerd binary for the overview (empty: not measured)")
 	jsonOut := flag.String("json", "", "append one JSON line per store to this file")
@@ -83,12 +85,19 @@ func run() error {
 		for _, f := range r.Fill {
 			fills = append(fills, fmt.Sprintf("%.0f", f.AddsPerSec))
 		}
-		cs := append(r.Claims, r.AfterChurn)
+		cs := slices.Clone(r.Claims)
+		if !r.Overdue {
+			cs = append(cs, r.AfterChurn)
+		}
 		if r.AfterWindow != nil {
 			cs = append(cs, *r.AfterWindow)
 		}
 		for _, c := range cs {
-			claims = append(claims, fmt.Sprintf("%s: %s", count(c.Pending), tm(c.Claim)))
+			if r.Overdue { // no claim: it would lease the backlog
+				claims = []string{"n/a"}
+			} else {
+				claims = append(claims, fmt.Sprintf("%s: %s", count(c.Pending), tm(c.Claim)))
+			}
 			stats = append(stats, fmt.Sprintf("%s: %s", count(c.Pending), tm(c.Stats)))
 		}
 		ov, api := "n/a", "n/a"
@@ -103,7 +112,11 @@ func run() error {
 			}
 			bytes += " (" + strings.Join(per, " / ") + ")"
 		}
-		fmt.Printf("| %s | %d | %s | %.0f (%s) | %s | %s | %.0f | %s; %s | %s | %s | %v |\n", r.Store, r.Tasks, bytes, r.AddsPerSec,
+		store := r.Store
+		if r.Overdue {
+			store += " (overdue)"
+		}
+		fmt.Printf("| %s | %d | %s | %.0f (%s) | %s | %s | %.0f | %s; %s | %s | %s | %v |\n", store, r.Tasks, bytes, r.AddsPerSec,
 			strings.Join(fills, ", "), strings.Join(claims, " → "), strings.Join(stats, " → "), r.ChurnPerSec,
 			late(r.Lateness), late(r.LatenessAfter), ov, api, r.Took.Round(time.Second))
 	}
