@@ -69,6 +69,9 @@ type ScaleConfig struct {
 	// Stats (which must count the backlog as due now) and the overview are measured: no claim,
 	// worker or churn, which would run the backlog.
 	Overdue bool
+	// Keep leaves each store's data in place at the end (for EXPLAIN and the like; the progress
+	// line says where), to be dropped by hand.
+	Keep bool
 	// FillLimit, if positive, bounds the fill's time: no batch is started after it, and the
 	// measurement goes on with the backlog reached (ScaleResult.Tasks), for a store too slow to
 	// reach Tasks in the time at hand.
@@ -155,8 +158,10 @@ type scaleStore struct {
 	size func(ctx context.Context) ([]int64, error)
 	// timerd is the flags and environment that run timerd on this store's namespace.
 	timerd func() (args, env []string)
-	// drop deletes the store's tasks and releases it.
-	drop func(ctx context.Context) error
+	// where says where the data is (a schema, a file, a namespace).
+	where string
+	// drop deletes the store's tasks, unless keep, and releases it.
+	drop func(ctx context.Context, keep bool) error
 }
 
 // Scale measures cfg's stores one after the other and returns a result per store; a failed
@@ -184,8 +189,12 @@ func Scale(ctx context.Context, cfg ScaleConfig) ([]ScaleResult, error) {
 				return err
 			}
 			defer func() {
-				cfg.Progress(name + ": dropping the data")
-				err = errors.Join(err, s.drop(context.WithoutCancel(ctx)))
+				if cfg.Keep {
+					cfg.Progress(name + ": keeping the data: " + s.where)
+				} else {
+					cfg.Progress(name + ": dropping the data")
+				}
+				err = errors.Join(err, s.drop(context.WithoutCancel(ctx), cfg.Keep))
 			}()
 			return scaleRun(ctx, cfg, name, s, run, &r)
 		}()

@@ -37,21 +37,24 @@ func openScalePostgres(ctx context.Context, cfg ScaleConfig, run string) (*scale
 	if err != nil {
 		return nil, err
 	}
-	dropSchema := func(ctx context.Context) error {
-		_, err := pool.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`)
+	dropSchema := func(ctx context.Context, keep bool) error {
+		var err error
+		if !keep {
+			_, err = pool.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`)
+		}
 		pool.Close()
 		return err
 	}
 	if _, err := pool.Exec(ctx, `CREATE SCHEMA `+pgx.Identifier{schema}.Sanitize()); err != nil {
-		return nil, errors.Join(err, dropSchema(ctx))
+		return nil, errors.Join(err, dropSchema(ctx, false))
 	}
 	if err := pgwheel.Migrate(ctx, pool); err != nil {
-		return nil, errors.Join(err, dropSchema(ctx))
+		return nil, errors.Join(err, dropSchema(ctx, false))
 	}
 	const ns = "scale"
 	st, err := pgwheel.New(pool, ns)
 	if err != nil {
-		return nil, errors.Join(err, dropSchema(ctx))
+		return nil, errors.Join(err, dropSchema(ctx, false))
 	}
 	return &scaleStore{
 		store: st,
@@ -72,7 +75,8 @@ func openScalePostgres(ctx context.Context, cfg ScaleConfig, run string) (*scale
 			u.RawQuery = v.Encode()
 			return []string{"-store", u.String(), "-namespace", ns}, nil
 		},
-		drop: dropSchema,
+		where: "PostgreSQL schema " + schema + ", namespace " + ns,
+		drop:  dropSchema,
 	}, nil
 }
 
@@ -111,7 +115,13 @@ func openScaleSQLite(ctx context.Context, cfg ScaleConfig) (*scaleStore, error) 
 		timerd: func() ([]string, []string) {
 			return []string{"-store", "sqlite:" + path, "-namespace", sqlitewheel.DefaultNamespace}, nil
 		},
-		drop: func(context.Context) error { return errors.Join(st.Close(), removeSQLite(path)) },
+		where: "SQLite file " + path,
+		drop: func(_ context.Context, keep bool) error {
+			if keep {
+				return st.Close()
+			}
+			return errors.Join(st.Close(), removeSQLite(path))
+		},
 	}, nil
 }
 
@@ -160,10 +170,14 @@ func openScaleRedisCluster(ctx context.Context, cfg ScaleConfig, run string) (*s
 			}
 			return []string{"-store", u, "-redis-cluster", "-namespace", ns, "-shards", strconv.Itoa(rediswheel.DefaultShards)}, nil
 		},
-		drop: func(ctx context.Context) error {
+		where: "Redis namespace " + ns,
+		drop: func(ctx context.Context, keep bool) error {
 			var errs []error
 			for _, m := range masters {
-				errs = append(errs, deleteKeys(ctx, m, "{"+ns+".*"), m.Close())
+				if !keep {
+					errs = append(errs, deleteKeys(ctx, m, "{"+ns+".*"))
+				}
+				errs = append(errs, m.Close())
 			}
 			return errors.Join(append(errs, c.Close())...)
 		},

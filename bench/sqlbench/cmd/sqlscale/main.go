@@ -49,6 +49,7 @@ func run() error {
 	flag.IntVar(&cfg.StatsCalls, "stats-calls", 21, "Stats calls (and overview requests) timed at each stop")
 	flag.IntVar(&cfg.ClaimCalls, "claim-calls", 21, "claims timed at each stop")
 	flag.BoolVar(&cfg.Overdue, "overdue", false, "the backlog due in the past (-offset -horizon before the start): only the fill, bytes, Stats and the overview")
+	flag.BoolVar(&cfg.Keep, "keep", false, "leave each store's data at the end (the progress line says where), to drop by hand")
 	flag.DurationVar(&cfg.FillLimit, "fill-limit", 0, "stop the fill after this long and measure the backlog reached (0: none)")
 	flag.StringVar(&cfg.Timerd, "timerd", "", "timerd binary for the overview (empty: not measured)")
 	jsonOut := flag.String("json", "", "append one JSON line per store to this file")
