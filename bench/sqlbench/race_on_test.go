@@ -2,6 +2,5 @@
 
 package sqlbench
 
-// raceEnabled: the test binary runs under the race detector, so a binary it builds does too
-// (the same flags reuse the packages the test's build compiled).
+// raceEnabled: the test binary runs under the race detector (buildTimerd builds with it too).
 const raceEnabled = true

@@ -2,11 +2,13 @@ package sqlbench
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -21,20 +23,44 @@ func tinyScale(t *testing.T, store string) ScaleConfig {
 	}
 }
 
-// buildTimerd builds timerd's binary, under the race detector if this test runs under it.
+// timerdBinary is timerd's binary, built once for the tests that need it (buildTimerd) and
+// removed after them (removeTimerd, from TestMain).
+var timerdBinary struct {
+	once     sync.Once
+	dir, bin string
+	err      error
+}
+
+// buildTimerd builds timerd's binary, under the race detector if this test runs under it (the
+// same flags reuse the packages this test's build compiled).
 func buildTimerd(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "timerd")
-	args := []string{"build", "-o", bin}
-	if raceEnabled {
-		args = append(args, "-race")
+	b := &timerdBinary
+	b.once.Do(func() {
+		if b.dir, b.err = os.MkdirTemp("", "sqlbench-timerd-"); b.err != nil {
+			return
+		}
+		b.bin = filepath.Join(b.dir, "timerd")
+		args := []string{"build", "-o", b.bin}
+		if raceEnabled {
+			args = append(args, "-race")
+		}
+		cmd := exec.Command("go", append(args, "./cmd/timerd")...)
+		cmd.Dir = filepath.Join("..", "..", "timerd")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build timerd: %v\n%s", err, out)
+		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	cmd := exec.Command("go", append(args, "./cmd/timerd")...)
-	cmd.Dir = filepath.Join("..", "..", "timerd")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build timerd: %v\n%s", err, out)
+	return b.bin
+}
+
+func removeTimerd() {
+	if timerdBinary.dir != "" {
+		os.RemoveAll(timerdBinary.dir)
 	}
-	return bin
 }
 
 // checkScale runs cfg on its one store and checks that every figure was measured.
