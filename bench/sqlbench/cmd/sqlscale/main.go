@@ -72,8 +72,12 @@ func run() error {
 		}
 		f.Close()
 	}
-	fmt.Printf("%d tasks pending asked (fill limit %v; the backlog column says what was reached) (payload %d B, due over %v from +%v), stop at %d; batch %d, %d producers; concurrency %d; churn %d; windows %v, a probe every %v; %d Stats and %d claim calls per stop; %s; GOMAXPROCS %d; took %v\n\n",
-		cfg.Tasks, cfg.FillLimit, cfg.PayloadBytes, cfg.Horizon, cfg.Offset, cfg.OverviewAt, cfg.Batch, cfg.Producers, cfg.Concurrency, cfg.Churn,
+	limit := "none"
+	if cfg.FillLimit > 0 {
+		limit = cfg.FillLimit.String()
+	}
+	fmt.Printf("%d tasks pending asked (fill limit %s; the backlog column says what was reached) (payload %d B, due over %v from +%v), stop at %d; batch %d, %d producers; concurrency %d; churn %d; windows %v, a probe every %v; %d Stats and %d claim calls per stop; %s; GOMAXPROCS %d; took %v\n\n",
+		cfg.Tasks, limit, cfg.PayloadBytes, cfg.Horizon, cfg.Offset, cfg.OverviewAt, cfg.Batch, cfg.Producers, cfg.Concurrency, cfg.Churn,
 		cfg.Window, cfg.ProbeEvery, cfg.StatsCalls, cfg.ClaimCalls, runtime.Version(), runtime.GOMAXPROCS(0), time.Since(start).Round(time.Second))
 	fmt.Println("| store | backlog | bytes/task | adds/s (each segment) | claim ms median (max) at each stop → after churn → a window later | Stats ms median (max) at each stop → after churn → a window later | churn/s | lateness p50 / p99 / max, ms: backlog; after churn | overview ms median (max) | /v1/stats ms median (max) | took |")
 	fmt.Println("|---|---:|---:|---|---|---|---:|---|---|---|---:|")
