@@ -43,7 +43,7 @@ vet:
 
 # durable/'s tests need no store server (rediswheel runs its storetest suite
 # on Redis in test-stores), nor do sqlitewheel's (a file per test). bench/'s own tests, not its benchmarks; redisbench's needs Redis and runs
-# in test-stores, as does bench/sqlbench's PostgreSQL half (its SQLite half runs here).
+# in test-stores, as do bench/sqlbench's PostgreSQL and Redis Cluster tests (its SQLite ones run here).
 test-core:
 	$(GO) test -race -count=1 -timeout 8m ./...
 	cd durable && $(GO) test -race -count=1 -timeout 5m ./...
@@ -69,7 +69,7 @@ test-stores:
 	(cd pgwheel && PGWHEEL_REQUIRE=1 $(GO) test -race -count=1 -timeout 8m ./...); \
 	(cd timerd && TIMERD_REQUIRE=1 PGWHEEL_REQUIRE=1 TIMERD_ARTIFACTS=$(CURDIR)/.artifacts $(GO) test -race -count=1 -timeout 8m ./...); \
 	(cd bench && $(GO) test -race -count=1 -timeout 5m ./redisbench); \
-	(cd bench/sqlbench && PGWHEEL_REQUIRE=1 $(GO) test -race -count=1 -timeout 5m -run Postgres ./...)
+	(cd bench/sqlbench && PGWHEEL_REQUIRE=1 REDISWHEEL_REQUIRE=1 $(GO) test -race -count=1 -timeout 5m -run 'Postgres|RedisCluster' ./...)
 
 # Root-package benchmarks against the runtime's timers, in one run; each
 # HeapPerTimer iteration arms a million timers, so it runs once per count.

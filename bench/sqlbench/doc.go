@@ -45,4 +45,11 @@
 //
 // Every workload checks that it measured what it names: the store holds every added task after
 // the adds, every task's handler ran exactly once, and nothing is left unfinished after the fires.
+//
+// Two measurements of pgwheel and the other stores alone stand beside the comparison: Churn
+// (churn.go, cmd/sqlchurn), PostgreSQL's claims and settles while dead rows pile up, and Scale
+// (scale.go, cmd/sqlscale, make -C bench scale), a backlog of 10M tasks on PostgreSQL, SQLite and
+// a Redis Cluster behind the same durable.Queue: bytes per task, adds/s, claim cost, Stats' time,
+// lateness and timerd's dashboard overview. Scale's Redis store makes this module depend on
+// rediswheel; redisbench (the bench module) compares rediswheel with asynq instead, at go 1.24.
 package sqlbench

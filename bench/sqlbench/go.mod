@@ -8,11 +8,15 @@ replace github.com/go-timingwheel/timingwheel/sqlitewheel => ../../sqlitewheel
 
 replace github.com/go-timingwheel/timingwheel/pgwheel => ../../pgwheel
 
+replace github.com/go-timingwheel/timingwheel/rediswheel => ../../rediswheel
+
 require (
 	github.com/go-timingwheel/timingwheel/durable v0.0.0-00010101000000-000000000000
 	github.com/go-timingwheel/timingwheel/pgwheel v0.0.0-00010101000000-000000000000
+	github.com/go-timingwheel/timingwheel/rediswheel v0.0.0-00010101000000-000000000000
 	github.com/go-timingwheel/timingwheel/sqlitewheel v0.0.0-00010101000000-000000000000
 	github.com/jackc/pgx/v5 v5.12.0
+	github.com/redis/go-redis/v9 v9.22.0
 	github.com/riverqueue/river v0.51.2
 	github.com/riverqueue/river/riverdriver v0.51.2
 	github.com/riverqueue/river/riverdriver/riverpgxv5 v0.51.2
@@ -22,6 +26,7 @@ require (
 )
 
 require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
@@ -36,6 +41,7 @@ require (
 	github.com/tidwall/match v1.2.0 // indirect
 	github.com/tidwall/pretty v1.2.1 // indirect
 	github.com/tidwall/sjson v1.2.5 // indirect
+	go.uber.org/atomic v1.11.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect

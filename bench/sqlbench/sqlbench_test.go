@@ -11,7 +11,9 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { removeTimerd() }))
+}
 
 // tiny is a run of every workload small enough for make test.
 func tiny() Config {

@@ -81,6 +81,9 @@ func run(docs string) error {
 	if b, err := os.ReadFile(filepath.Join(raw, "sql.md")); err == nil {
 		r.sqlNotes = string(b)
 	}
+	if b, err := os.ReadFile(filepath.Join(raw, "scale.md")); err == nil {
+		r.scaleNotes = string(b)
+	}
 	if r.matrix, err = readMatrix(raw); err != nil {
 		return err
 	}

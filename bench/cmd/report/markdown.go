@@ -121,6 +121,7 @@ func (r *report) markdown() string {
 	separateSection(&b, "## 10. Distributed mode: rediswheel and asynq on one Redis", "redis.md", r.redisNotes)
 	separateSection(&b, "## 11. timerd: the delayed-task service under load", "timerd.md", r.timerdNotes)
 	separateSection(&b, "## 12. Durable tasks on SQL: pgwheel and sqlitewheel against River", "sql.md", r.sqlNotes)
+	separateSection(&b, "## 13. Durable tasks at scale: 10M pending on PostgreSQL, SQLite and a Redis Cluster", "scale.md", r.scaleNotes)
 	return b.String()
 }
 

@@ -31,8 +31,8 @@ type report struct {
 	// purgatoryNotes is docs/bench/purgatory.md, measured by hand (profiles,
 	// counters), printed under section 7's table.
 	purgatoryNotes string
-	// redisNotes, timerdNotes and sqlNotes are docs/bench/redis.md,
-	// timerd.md and sql.md, measured by their own commands (bench/redisbench,
-	// bench/timerd.sh, make -C bench sql), printed as sections 10, 11 and 12.
-	redisNotes, timerdNotes, sqlNotes string
+	// redisNotes, timerdNotes, sqlNotes and scaleNotes are docs/bench/redis.md,
+	// timerd.md, sql.md and scale.md, measured by their own commands (bench/redisbench,
+	// bench/timerd.sh, make -C bench sql, make -C bench scale), printed as sections 10 to 13.
+	redisNotes, timerdNotes, sqlNotes, scaleNotes string
 }

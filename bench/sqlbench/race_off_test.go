@@ -1,0 +1,5 @@
+//go:build !race
+
+package sqlbench
+
+const raceEnabled = false
