@@ -86,8 +86,9 @@ func (s *Store) AddTx(ctx context.Context, tx *sql.Tx, tasks ...NewTask) ([]Adde
 	c := readClock()
 	out := make([]Added, len(tasks))
 	earliest := int64(-1)
+	var ins taskInsert
 	for i, r := range reqs {
-		status, at, err := s.addOne(ctx, tx, c, r)
+		status, at, err := s.addOne(ctx, tx, c, r, &ins)
 		if err != nil {
 			return nil, fmt.Errorf("sqlitewheel: add %q: %w", r.Key, classify(err))
 		}
