@@ -16,7 +16,7 @@ import (
 const TunedFetchPollInterval = 50 * time.Millisecond
 
 // newPool opens a pool of cfg.PoolSize connections on cfg.PostgresDSN: each PostgreSQL system
-// gets one of its own, of the same size.
+// gets one of its own, of the same size, with every connection open (see warm).
 func newPool(ctx context.Context, cfg Config) (*pgxpool.Pool, error) {
 	pc, err := pgxpool.ParseConfig(cfg.PostgresDSN)
 	if err != nil {
@@ -27,11 +27,34 @@ func newPool(ctx context.Context, cfg Config) (*pgxpool.Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := pool.Ping(ctx); err != nil {
+	if err := warm(ctx, pool, cfg.PoolSize); err != nil {
 		pool.Close()
 		return nil, err
 	}
 	return pool, nil
+}
+
+// warm opens n connections of pool at once and gives them back, so that no system opens its
+// pool's connections inside a measurement, as a running application's pool has them open:
+// pgwheel's single adds are coalesced onto one or two connections, so its first batch workload
+// opened most of its pool's (16 producers) inside a 70 ms measurement, and pgwheel's batch adds
+// read 0.70–0.86× River's in the first round of every run and 1.04–1.69× after
+// (docs/bench/sql.md).
+func warm(ctx context.Context, pool *pgxpool.Pool, n int) error {
+	conns := make([]*pgxpool.Conn, 0, n)
+	defer func() {
+		for _, c := range conns {
+			c.Release()
+		}
+	}()
+	for range n {
+		c, err := pool.Acquire(ctx)
+		if err != nil {
+			return err
+		}
+		conns = append(conns, c)
+	}
+	return nil
 }
 
 // pgwheelSystem is a durable.Queue on pgwheel, each workload in a namespace of its own whose
