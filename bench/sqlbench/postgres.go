@@ -16,7 +16,8 @@ import (
 const TunedFetchPollInterval = 50 * time.Millisecond
 
 // newPool opens a pool of cfg.PoolSize connections on cfg.PostgresDSN: each PostgreSQL system
-// gets one of its own, of the same size, with every connection open (see warm).
+// gets one of its own, of the same size, with a connection open for each producer (see warm;
+// all of them, three pools of 40, would pass the server's default max_connections of 100).
 func newPool(ctx context.Context, cfg Config) (*pgxpool.Pool, error) {
 	pc, err := pgxpool.ParseConfig(cfg.PostgresDSN)
 	if err != nil {
@@ -27,15 +28,16 @@ func newPool(ctx context.Context, cfg Config) (*pgxpool.Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := warm(ctx, pool, cfg.PoolSize); err != nil {
+	if err := warm(ctx, pool, min(cfg.Producers, cfg.PoolSize)); err != nil {
 		pool.Close()
 		return nil, err
 	}
 	return pool, nil
 }
 
-// warm opens n connections of pool at once and gives them back, so that no system opens its
-// pool's connections inside a measurement, as a running application's pool has them open:
+// warm opens n connections of pool at once and gives them back, so that no system opens the
+// connections its producers use inside a measurement, as a running application's pool has
+// them open:
 // pgwheel's single adds are coalesced onto one or two connections, so its first batch workload
 // opened most of its pool's (16 producers) inside a 70 ms measurement, and pgwheel's batch adds
 // read 0.70–0.86× River's in the first round of every run and 1.04–1.69× after
@@ -103,11 +105,12 @@ func riverPostgresSystem(cfg Config, pool *pgxpool.Pool, name, run string, coold
 // the pools.
 func postgresSystems(ctx context.Context, cfg Config, run string) (systems []system, closeAll func(), err error) {
 	var pools []*pgxpool.Pool
-	closeAll = func() {
+	closePools := func() {
 		for _, p := range pools {
 			p.Close()
 		}
 	}
+	closeAll = closePools
 	pool := func() (*pgxpool.Pool, error) {
 		p, err := newPool(ctx, cfg)
 		if err == nil {
@@ -117,7 +120,7 @@ func postgresSystems(ctx context.Context, cfg Config, run string) (systems []sys
 	}
 	defer func() {
 		if err != nil {
-			closeAll()
+			closePools() // closeAll is nil by now
 		}
 	}()
 
