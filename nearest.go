@@ -39,9 +39,8 @@ type nearTimer struct {
 // that entry's due tick as its bound (the timer it named, if still there,
 // is due then, and every other timer without an entry no earlier). So a
 // timer Reset again and again within a bucket, as a server's idle
-// timeouts are, does not make the next retarget scan the bucket (it made
-// the list be forgotten, and the headline Reset scanned 128 timers every
-// few calls: docs/design/retarget.md). Callers hold the shard's mu.
+// timeouts are, does not make the next retarget scan the bucket
+// (docs/design/retarget.md). Callers hold the shard's mu.
 func (b *bucket) noteDue(t *Timer) {
 	if n := b.near; n != nil && t.due < n.bound {
 		n.insert(t)
@@ -139,16 +138,13 @@ func (b *bucket) scan() int64 {
 }
 
 // maxSpareNears is how many lists of released buckets a shard keeps (see
-// keepNear): 16, at most 4.8 KiB, and only while it has pending timers.
-// With 4, random Resets among 1,000 timers on one shard still made a list
-// every 2,000 Resets or so (TestRandomResetsAllocateNothing).
+// keepNear), only while it has pending timers: at most 16 × 304 B.
 const maxSpareNears = 16
 
 // keepNear keeps n, the list of a bucket released, emptied, for the next
 // bucket to scan, if the shard keeps fewer than maxSpareNears: so that
 // small coarse buckets, emptied and filled again by random Resets, do not
-// allocate a list at every scan (a Reset of a random timer among 1,000
-// allocated 2-3 B on average). The lists go when the shard holds no
+// allocate a list at every scan (TestRandomResetsAllocateLittle). The lists go when the shard holds no
 // pending timer but, maybe, the one being taken out, which is still
 // counted while its bucket empties (see trimBlocks). Callers hold s.mu.
 func (s *shard) keepNear(n *nearest) {

@@ -17,12 +17,10 @@ import (
 // timer in its heap until it reaches the top) is never Reset: the runtime
 // only marks such a timer modified and fixes its heap when the modified
 // time comes, by walking the whole heap of its P (runtime.(*timers).adjust),
-// every runtime timer of the process that P holds. Beside a million runtime
-// timers that walk was 17% of the process's CPU in AfterFunc+Stop at 1 ms
-// (docs/design/alarm.md). Such a timer is stopped and a new one takes its
-// place instead: an allocation for each move of an armed alarm, which the
-// early alarm makes rare (about one in 60,000 AfterFunc+Stop or Reset
-// calls of a lone timer).
+// every runtime timer of the process that P holds. Such a timer is stopped
+// and a new one takes its place instead: an allocation for each move of an
+// armed alarm, which the early alarm makes rare (docs/design/alarm.md,
+// "Never Reset an armed alarm").
 type funcAlarm struct {
 	cur *alarmTimer // nil until the first Set
 	f   func()

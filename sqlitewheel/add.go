@@ -100,10 +100,8 @@ func (s *Store) addOne(ctx context.Context, tx *sql.Tx, c clock, r *durable.AddR
 }
 
 // taskInsert is addOne's INSERT, prepared once for the transaction it runs
-// in (database/sql closes it at commit or rollback): the driver parsed and
-// planned an INSERT given as text at every task, and a batch of 100 adds
-// read 0.86-0.93× riversqlite's InsertMany, one statement for the batch
-// (docs/bench/sql.md).
+// in (database/sql closes it at commit or rollback), so that a batch parses
+// and plans it once rather than once a task (docs/bench/sql.md).
 type taskInsert struct{ stmt *sql.Stmt }
 
 const insertTaskSQL = `INSERT INTO sqlitewheel_task (namespace, key, place, at, payload, payload_size,

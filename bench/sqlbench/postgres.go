@@ -37,11 +37,8 @@ func newPool(ctx context.Context, cfg Config) (*pgxpool.Pool, error) {
 
 // warm opens n connections of pool at once and gives them back, so that no system opens the
 // connections its producers use inside a measurement, as a running application's pool has
-// them open:
-// pgwheel's single adds are coalesced onto one or two connections, so its first batch workload
-// opened most of its pool's (16 producers) inside a 70 ms measurement, and pgwheel's batch adds
-// read 0.70–0.86× River's in the first round of every run and 1.04–1.69× after
-// (docs/bench/sql.md).
+// them open. (pgwheel coalesces single adds onto a connection or two, so without it pgwheel's
+// first batch workload opened its pool: docs/bench/sql.md, "Batch adds, round 1".)
 func warm(ctx context.Context, pool *pgxpool.Pool, n int) error {
 	conns := make([]*pgxpool.Conn, 0, n)
 	defer func() {
