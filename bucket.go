@@ -283,11 +283,20 @@ func (b *bucket) retire() {
 		b.near = nil
 	}
 	// At the head the alarm may be set for b already. An exact alarm is
-	// moved on by Remove; an early one would stay (see delayqueue's
-	// lazy.go), so b stays queued too, vacant, for the ring that alarm was
-	// set for, or a caller's advance, to take and release, unless a timer
-	// lands in it first. If b becomes the head after this look, the queue
-	// asks the shard (see dropVacant), which then holds b vacant.
+	// moved on by Remove; an early one is moved on by RemoveHead the first
+	// time a head at b's expiration is emptied, and otherwise stays (see
+	// delayqueue's lazy.go), so b stays queued too, vacant, for the ring
+	// that alarm was set for, or a caller's advance, to take and release,
+	// unless a timer lands in it first. If b becomes the head after this
+	// look, the queue asks the shard (see dropVacant), which then holds b
+	// vacant.
+	if w.queue.Early() && w.queue.RemoveHead(b, w.startOf(b.expiration)) {
+		// The head, and the first emptied at its expiration: the queue
+		// moved the alarm on to the next head, so nothing rings for b.
+		b.expiration = noExpiration
+		s.release(b)
+		return
+	}
 	if w.queue.Early() {
 		// Where the shard may keep no more vacant buckets (vacantFit), the
 		// oldest go, not b: timers armed and stopped in turn land in b's

@@ -67,11 +67,9 @@ func TestEarlyAlarmTakesAVacantHead(t *testing.T) {
 		defer tw.AfterFunc(time.Hour+time.Duration(rand.IntN(1000))*time.Second, noop).Stop()
 	}
 	later := tw.queue.Next()
-	tm := tw.AfterFunc(2*time.Millisecond, func() { panic("a stopped timer fired") })
+	stopSecondAtHead(t, tw, 2*time.Millisecond, func() { panic("a stopped timer fired") })
 	head := tw.queue.Next()
-	require.Less(t, head, later)
-	require.True(t, tm.Stop())
-	require.Equal(t, head, tw.queue.Next(), "the stopped timer's bucket left the queue")
+	require.Less(t, head, later, "the stopped timer's bucket left the queue")
 	require.Eventually(t, func() bool { return tw.queue.Now() >= head }, 30*time.Second, time.Millisecond)
 	tw.step()
 	require.Equal(t, later, tw.queue.Next(), "the vacant bucket was not taken")
@@ -95,9 +93,8 @@ func TestTakenVacantHeadIsTheFlushs(t *testing.T) {
 	for i := range far {
 		far[i] = tw.AfterFunc(time.Duration(i+1)*time.Hour, noop)
 	}
-	head := tw.AfterFunc(2*time.Millisecond, noop)
-	require.True(t, far[0].Stop()) // vacant: 1 of 4 buckets
-	require.True(t, head.Stop())   // its bucket stays queued, vacant: 2 of 4
+	stopSecondAtHead(t, tw, 2*time.Millisecond, noop) // its bucket stays queued, vacant: 1 of 4
+	require.True(t, far[0].Stop())                    // vacant: 2 of 4
 	require.Equal(t, 2, vacantCount(t, tw))
 	require.Eventually(t, func() bool { return tw.queue.Next() <= tw.queue.Now() }, 30*time.Second, time.Millisecond)
 	b, ok := tw.take(tw.queue.Now())

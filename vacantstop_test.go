@@ -17,7 +17,7 @@ func TestStopWithAVacantBucketQueued(t *testing.T) {
 	require.NoError(t, err)
 	oneShard(tw)
 	require.True(t, tw.queue.Early())
-	require.True(t, tw.AfterFunc(2*time.Millisecond, noop).Stop())
+	stopSecondAtHead(t, tw, 2*time.Millisecond, noop)
 	require.Equal(t, 1, vacantCount(t, tw), "the lone timer's bucket was not kept vacant")
 	require.Eventually(t, func() bool { return tw.queue.Next() <= tw.queue.Now() }, 30*time.Second, time.Millisecond)
 	tw.shards[0].stop() // as Stop does, before the queue is cleared
@@ -35,7 +35,11 @@ func TestFullVacantListGivesUpTheOldest(t *testing.T) {
 	require.NoError(t, err)
 	defer tw.Stop()
 	oneShard(tw)
-	for i := range 4 { // four far buckets: four vacant ones may be kept beside them
+	// Four buckets that stay: four vacant ones may be kept beside them. The
+	// nearest keeps the emptied buckets from being the queue's head, which
+	// RemoveHead would take out of the queue instead.
+	defer tw.AfterFunc(50*time.Millisecond, noop).Stop()
+	for i := range 3 {
 		defer tw.AfterFunc(time.Duration(i+1)*time.Hour, noop).Stop()
 	}
 	var emptied []*bucket
@@ -51,4 +55,27 @@ func TestFullVacantListGivesUpTheOldest(t *testing.T) {
 	defer s.mu.Unlock()
 	require.NotZero(t, emptied[4].vacant, "the bucket emptied last was withdrawn")
 	require.Zero(t, emptied[0].vacant, "the oldest vacant bucket was kept over the newest")
+}
+
+// stopSecondAtHead arms a timer due in d at the queue's head and stops it,
+// as the second head emptied at its bucket's expiration, and returns it. On
+// the System clock the first head emptied at an expiration is taken out of
+// the queue and the early alarm moved on (delayqueue's RemoveHead); the
+// second is left queued, vacant, for the ring the alarm is set for. The
+// pair is armed again until both land in one tick.
+func stopSecondAtHead(t *testing.T, tw *TimingWheel, d time.Duration, f func()) *Timer {
+	t.Helper()
+	for range 1000 {
+		first := tw.AfterFunc(d, f)
+		at := tw.queue.Next()
+		require.True(t, first.Stop())
+		tm := tw.AfterFunc(d, f)
+		same := tw.queue.Next() == at
+		require.True(t, tm.Stop())
+		if same && tw.queue.Next() == at {
+			return tm
+		}
+	}
+	t.Fatal("no two timers armed in one tick in 1000 tries")
+	return nil
 }

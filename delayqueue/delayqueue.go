@@ -81,6 +81,9 @@ type DelayQueue[T any] struct {
 	early bool
 	// ring, set by Ring, is called instead of waking a waiter.
 	ring func()
+	// movedLaterFor is the expiration of the last head RemoveHead took,
+	// written with mu held (see lazy.go); Never before the first.
+	movedLaterFor atomic.Int64
 }
 
 // New returns an empty queue on clock, or on System if clock is nil. Its
@@ -100,6 +103,7 @@ func New[T any](clock Clock) *DelayQueue[T] {
 		pq:      pq.New(earlier[T]),
 	}
 	q.next.Store(int64(Never))
+	q.movedLaterFor.Store(int64(Never))
 	return q
 }
 

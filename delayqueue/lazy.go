@@ -27,13 +27,24 @@ import "time"
 //     included. Callers that take due values ahead of the alarm, tick after
 //     tick, then pay one move of the runtime timer per take instead of
 //     one ring per take (see docs/design/alarm.md, "takes").
+//   - A head its owner emptied before it was due (RemoveHead: the wheel's
+//     bucket whose last timer was stopped) is removed and the alarm moved to
+//     the next head, later included, the first time a head at that
+//     expiration is emptied; after that, a head at the same expiration stays
+//     queued and the alarm where it is. So the alarm moves later this way at
+//     most once per head expiration (once per tick for the wheel's nearest
+//     buckets), a loop that arms and stops the head pays for it once per
+//     expiration, not once per call, and a queue whose head is stopped now
+//     and then (a light server's request deadlines) moves its alarm on
+//     instead of ringing for nothing.
 //   - The alarm rings at most once for each time it is set, and it is set
-//     only when it rings, when a value is taken, or when a head comes
-//     earlier than every head since it last rang. So a value removed before it is due costs at most the
-//     one ring its alarm was already set for, shared with every value
-//     removed while it was set; a queue whose values are all removed in time
-//     rings at most once per horizon (the time from a setting to the head it
-//     was set for), however many values come and go.
+//     only when it rings, when a value is taken, when a head is emptied as
+//     above, or when a head comes earlier than every head since it last
+//     rang. So a value removed before it is due costs at most the one ring
+//     its alarm was already set for, shared with every value removed while
+//     it was set; a queue whose values are all removed in time rings at most
+//     once per horizon (the time from a setting to the head it was set for),
+//     however many values come and go.
 //
 // Why: moving a runtime timer later is not free. A new runtime timer, or a
 // stopped one set again, wakes a thread whenever it becomes its P's
@@ -72,4 +83,28 @@ func (q *DelayQueue[T]) tookLocked() {
 	if want := q.wantLocked(); want != q.armedAt {
 		q.setLocked(want)
 	}
+}
+
+// RemoveHead removes v from an early queue made by NewIndexed if v is the
+// head, its expiration is expiration, and no head at that expiration was
+// removed by RemoveHead before; it then moves the alarm to the next head,
+// later included, and reports true. Otherwise it changes nothing and
+// reports false: the owner keeps v queued, and the alarm may ring once for
+// it, for nothing (see above). It is for a value emptied before it was due,
+// whose owner would otherwise leave it queued.
+func (q *DelayQueue[T]) RemoveHead(v T, expiration time.Duration) bool {
+	if !q.early || q.slot == nil || q.Next() != expiration ||
+		time.Duration(q.movedLaterFor.Load()) == expiration {
+		return false // without the lock: the common answer of a loop
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.slot(v).pos != 1 || time.Duration(q.movedLaterFor.Load()) == expiration {
+		return false
+	}
+	q.movedLaterFor.Store(int64(expiration))
+	q.pq.Remove(0)
+	q.headChangedLocked(q.drop)
+	q.tookLocked()
+	return true
 }

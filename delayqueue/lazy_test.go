@@ -223,3 +223,58 @@ func TestEarlyAlarmFollowsATake(t *testing.T) {
 	close(exit)
 	drain(t, out)
 }
+
+// TestRemoveHeadMovesTheAlarmOnOncePerExpiration: RemoveHead takes an
+// emptied head and moves an early alarm on to the next head, later
+// included, the first time a head at that expiration is emptied; a second
+// head at the same expiration stays queued and the alarm where it is. It
+// refuses a value that is not the head, or whose expiration is not the
+// one given.
+func TestRemoveHeadMovesTheAlarmOnOncePerExpiration(t *testing.T) {
+	c := newManualClock()
+	q := newEarly(c)
+	t0 := c.Now()
+	sets := func() int { c.mu.Lock(); defer c.mu.Unlock(); return c.sets }
+
+	far, near := &lazyValue{id: 1}, &lazyValue{id: 2}
+	q.Offer(far, time.Hour)
+	q.Offer(near, 30*time.Millisecond)
+	require.True(t, c.armedAt(t0.Add(30*time.Millisecond)))
+	require.False(t, q.RemoveHead(far, time.Hour), "not the head")
+	require.False(t, q.RemoveHead(near, 31*time.Millisecond), "another expiration")
+	require.True(t, q.RemoveHead(near, 30*time.Millisecond))
+	require.Equal(t, Slot{}, near.slot, "the head was not removed")
+	require.True(t, c.armedAt(t0.Add(time.Hour)), "the alarm did not move on to the next head")
+	require.Equal(t, time.Hour, q.Next())
+
+	// A second head at the same expiration: kept, the alarm left early.
+	again := &lazyValue{id: 3}
+	q.Offer(again, 30*time.Millisecond)
+	require.True(t, c.armedAt(t0.Add(30*time.Millisecond)))
+	armings := sets()
+	require.False(t, q.RemoveHead(again, 30*time.Millisecond), "moved later twice for one expiration")
+	require.Equal(t, 2, q.Len())
+	require.Equal(t, armings, sets())
+	q.Remove(again) // the owner withdraws it: an early alarm stays
+	require.True(t, c.armedAt(t0.Add(30*time.Millisecond)))
+
+	// A head at a new expiration moves it on again; the last one empties
+	// the queue and disarms the alarm.
+	next := &lazyValue{id: 4}
+	q.Offer(next, 40*time.Millisecond)
+	require.False(t, c.armedAt(t0.Add(40*time.Millisecond)), "an early alarm moved later on Offer")
+	require.False(t, q.RemoveHead(far, time.Hour), "not the head")
+	q.Remove(far)
+	require.True(t, q.RemoveHead(next, 40*time.Millisecond))
+	require.Equal(t, Never, q.Next())
+	c.mu.Lock()
+	disarmed := c.alarm.deadline.IsZero()
+	c.mu.Unlock()
+	require.True(t, disarmed, "the alarm of an empty queue is still set")
+
+	// A queue whose alarm is exact has Remove for this: RemoveHead refuses.
+	exact := NewIndexed(c, func(v *lazyValue) *Slot { return &v.slot })
+	v := &lazyValue{id: 5}
+	exact.Offer(v, time.Second)
+	require.False(t, exact.RemoveHead(v, time.Second))
+}
