@@ -114,7 +114,7 @@ func TestBlocksKeepSlots(t *testing.T) {
 			delete(in, tm)
 			if ts := members(); len(ts) > 0 && r.IntN(4) == 0 {
 				tm := ts[r.IntN(len(ts))]
-				tm.unlink()
+				tm.unlink(true)
 				delete(in, tm)
 			}
 		case op < 55 || len(in) == 0:
@@ -127,7 +127,7 @@ func TestBlocksKeepSlots(t *testing.T) {
 			ts := members()
 			for range min(len(ts), 1+r.IntN(200)) {
 				i := r.IntN(len(ts))
-				ts[i].unlink()
+				ts[i].unlink(true)
 				delete(in, ts[i])
 				ts[i] = ts[len(ts)-1]
 				ts = ts[:len(ts)-1]
@@ -138,7 +138,7 @@ func TestBlocksKeepSlots(t *testing.T) {
 	// Once nothing is pending, the bucket's last timers going empty the pool.
 	s.counters.pending = 0
 	for tm := range in {
-		tm.unlink()
+		tm.unlink(true)
 	}
 	require.True(t, b.empty())
 	require.Nil(t, s.freeBlocks)

@@ -150,8 +150,10 @@ func (b *bucket) take() *Timer {
 }
 
 // unlink removes t from the bucket it is in, if any, moving the bucket's last
-// timer into its place.
-func (t *Timer) unlink() {
+// timer into its place. leaving says that t leaves the wheel (stopped or
+// collected) rather than being filed again at once (Reset), which would set
+// the alarm for its new bucket anyway (see retire).
+func (t *Timer) unlink(leaving bool) {
 	b := t.bucket
 	if b == nil {
 		return
@@ -169,7 +171,7 @@ func (t *Timer) unlink() {
 	case b.empty():
 		b.reset()
 		if b.expiration != noExpiration {
-			b.retire() // one being flushed is released by its flush
+			b.retire(leaving) // one being flushed is released by its flush
 		}
 	case end == 0:
 		b.dropLastBlock() // not the first: b is not empty
@@ -269,7 +271,7 @@ func (b *bucket) refile() {
 // the queue's head and its shard may keep one more vacant bucket, and
 // withdraws it otherwise. A vacant bucket that reaches the head is dropped
 // by the queue before the alarm is armed for it (see dropVacant).
-func (b *bucket) retire() {
+func (b *bucket) retire(leaving bool) {
 	s := b.shard
 	w := s.wheel
 	if cap(b.blocks) > 1 || len(b.blocks) == 1 && cap(b.blocks[0]) > vacantCap {
@@ -284,15 +286,18 @@ func (b *bucket) retire() {
 	}
 	// At the head the alarm may be set for b already. An exact alarm is
 	// moved on by Remove; an early one is moved on by RemoveHead the first
-	// time a head at b's expiration is emptied, and otherwise stays (see
+	// time a head at b's expiration is emptied by a timer leaving the wheel,
+	// and otherwise stays (see
 	// delayqueue's lazy.go), so b stays queued too, vacant, for the ring
 	// that alarm was set for, or a caller's advance, to take and release,
 	// unless a timer lands in it first. If b becomes the head after this
 	// look, the queue asks the shard (see dropVacant), which then holds b
 	// vacant.
-	if w.queue.Early() && w.queue.RemoveHead(b, w.startOf(b.expiration)) {
+	if leaving && w.queue.Early() && w.queue.RemoveHead(b, w.startOf(b.expiration)) {
 		// The head, and the first emptied at its expiration: the queue
-		// moved the alarm on to the next head, so nothing rings for b.
+		// moved the alarm on to the next head, so nothing rings for b. Not
+		// for a timer filed again at once: its new bucket sets the alarm
+		// if it is earlier, and moving it later first would set it twice.
 		b.expiration = noExpiration
 		s.release(b)
 		return

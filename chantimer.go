@@ -182,7 +182,7 @@ func (n *Timer) collect() {
 	s := n.owner.shard
 	s.mu.Lock()
 	if n.state == statePending {
-		n.unlink()
+		n.unlink(true)
 		n.state = stateStopped
 		s.noteCollected()
 	}

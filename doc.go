@@ -30,15 +30,18 @@
 // timers leave before it is due (Stop, Reset, a cancelled context) is left
 // vacant in the delay queue, which asks about each new head before arming
 // the alarm and drops a vacant one; at the head already, it is taken out
-// at once on an exact alarm and left to the ring an early alarm was set
-// for (below); so no alarm is set for stopped timers, and since a shard
+// at once on an exact alarm, and on an early alarm the first time a head
+// at its expiration is emptied, else left to the ring the early alarm was
+// set for (below); so no alarm is set for stopped timers, and since a shard
 // keeps no more vacant buckets than others, they hold memory in proportion to the
 // pending timers (a shard keeps one spare page of buckets besides). A
 // small bucket whose earliest timer leaves moves its expiration on to the
 // next. Moving the earliest expiration earlier moves the poller's alarm
 // without waking it. On the System clock the alarm is early, never late: it
-// never moves later, so when the head leaves or moves later it may ring once
-// to find nothing due, and is then set at the head (delayqueue's lazy.go);
+// moves later only when the head's bucket is emptied, once per expiration,
+// so when the head moves later, or leaves again at an expiration it left
+// before, it may ring once to find nothing due, and is then set at the
+// head (delayqueue's lazy.go);
 // on any other clock, a FakeClock included, it stays exactly at the head, so
 // no goroutine wakes for an empty tick. A bucket keeps its timers in blocks
 // of 64 pointers, each timer knowing its slot, so arming and stopping are O(1), a Timer is

@@ -123,7 +123,7 @@ func (t *Ticker) Reset(d time.Duration) {
 	now := tw.queue.Now()
 	s.mu.Lock()
 	if e.state == statePending {
-		e.unlink()
+		e.unlink(false)
 		s.noteDisarmed()
 	}
 	drain(t.C)

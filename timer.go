@@ -210,7 +210,7 @@ func (s *shard) stopLocked(e *Timer) bool {
 	if e.state != statePending {
 		return false
 	}
-	e.unlink()
+	e.unlink(true)
 	e.state = stateStopped
 	s.noteStopped()
 	if sched := e.owner.schedule; sched != nil {
@@ -285,7 +285,7 @@ func (t *Timer) resetAt(d, now time.Duration) bool {
 		return true
 	}
 	if active {
-		e.unlink()
+		e.unlink(false)
 		s.noteDisarmed()
 	}
 	if t.C != nil && drain(t.C) {

@@ -3,17 +3,18 @@ package delayqueue
 import "time"
 
 // An early alarm: on the System clock, the queue moves its alarm earlier at
-// once, but never later. When the head leaves or moves later (a value
-// removed, taken or offered later, the queue emptied), the alarm stays where
-// it is; when it rings, the waiter or the ring function finds nothing due,
-// and the alarm is set again, at the head then.
+// once, and later only for a take or an emptied head (below). When the head
+// leaves or moves later otherwise (a value removed or offered later, the
+// queue emptied), the alarm stays where it is; when it rings, the waiter or
+// the ring function finds nothing due, and the alarm is set again, at the
+// head then.
 //
 // The rule, with the bound it gives:
 //
 //   - The alarm is never late: it is set at or before the head's expiration
 //     (plus the grace) whenever the queue's lock is free.
 //   - A call that moves the head later, or empties the queue, touches no
-//     runtime timer. A call that moves it earlier than the alarm moves the
+//     runtime timer, but for a take and RemoveHead. A call that moves it earlier than the alarm moves the
 //     alarm there, as time.Timer.Reset does for a timer that becomes its
 //     heap's earliest.
 //   - A head that comes earlier than the alarm by less than an eighth of
