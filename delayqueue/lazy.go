@@ -94,9 +94,17 @@ func (q *DelayQueue[T]) tookLocked() {
 // it, for nothing (see above). It is for a value emptied before it was due,
 // whose owner would otherwise leave it queued.
 func (q *DelayQueue[T]) RemoveHead(v T, expiration time.Duration) bool {
-	if !q.early || q.slot == nil || q.Next() != expiration ||
-		time.Duration(q.movedLaterFor.Load()) == expiration {
-		return false // without the lock: the common answer of a loop
+	// Without the lock, the common answers: a loop that arms and stops the
+	// head, after the first; a value that is not the head.
+	if time.Duration(q.movedLaterFor.Load()) == expiration || q.Next() != expiration || !q.early {
+		return false
+	}
+	return q.removeHead(v, expiration)
+}
+
+func (q *DelayQueue[T]) removeHead(v T, expiration time.Duration) bool {
+	if q.slot == nil {
+		return false
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
