@@ -16,13 +16,6 @@ const never = math.MaxInt64
 type ticks struct {
 	tick    int64   // nanoseconds per tick of level 0
 	perTick divider // divides by tick
-	// lastStart is the last tick that begins within the clock's range,
-	// math.MaxInt64 / tick, kept so that startOf does not divide.
-	lastStart int64
-}
-
-func newTicks(tick int64) ticks {
-	return ticks{tick: tick, perTick: newDivider(tick), lastStart: math.MaxInt64 / tick}
 }
 
 // dueAfter returns the due tick of a timer armed at now for d.
@@ -61,7 +54,7 @@ func (k ticks) tickOf(ns time.Duration) int64 { return k.perTick.div(int64(ns)) 
 // startOf returns the wheel time at which tick begins, saturating at
 // delayqueue.Never for a tick that begins past the clock's range.
 func (k ticks) startOf(tick int64) time.Duration {
-	if tick > k.lastStart {
+	if tick > math.MaxInt64/k.tick {
 		return math.MaxInt64
 	}
 	return time.Duration(tick * k.tick)

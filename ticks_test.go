@@ -13,7 +13,7 @@ import (
 // mistaken for never, even at a 1 ns tick.
 func TestTicksRounding(t *testing.T) {
 	for _, tick := range []int64{1, 2, 3, 1000, int64(time.Millisecond), int64(time.Hour)} {
-		k := newTicks(tick)
+		k := ticks{tick: tick, perTick: newDivider(tick)}
 		require.Equal(t, int64(0), k.dueAfter(5, 0), "d = 0 is due at once")
 		require.Equal(t, int64(0), k.dueAfter(5, -1), "d < 0 is due at once")
 		require.Equal(t, int64(0), k.dueAfter(5, math.MinInt64))

@@ -93,7 +93,7 @@ func build(tick time.Duration, wheelSize int, opts []Option) (*TimingWheel, erro
 	b := uint(bits.Len(uint(wheelSize - 1)))
 	n := numShards()
 	tw := &TimingWheel{
-		ticks:     newTicks(int64(tick)),
+		ticks:     ticks{tick: int64(tick), perTick: newDivider(int64(tick))},
 		bits:      b,
 		size:      1 << b,
 		clock:     cfg.clock,
