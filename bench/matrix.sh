@@ -33,7 +33,7 @@ bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
 start=$(date +%s)
 
-dirty=$(git -C .. status --porcelain -- ':!docs' 2>/dev/null | head -1)
+dirty=$(git -C .. status --porcelain -- ':!docs' ':!*.md' 2>/dev/null | head -1)
 commit="$(git -C .. rev-parse --short HEAD 2>/dev/null || echo unknown)${dirty:+ with uncommitted changes}"
 (cd .. && go test -c -o "$bin/core.test" .)
 

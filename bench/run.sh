@@ -64,7 +64,7 @@ start=$(date +%s)
 
 # The commit measured is the one the programs are built from, read before
 # they are, so that a commit made while they run is not named instead.
-dirty=$(git -C .. status --porcelain -- ':!docs' 2>/dev/null | head -1)
+dirty=$(git -C .. status --porcelain -- ':!docs' ':!*.md' 2>/dev/null | head -1)
 commit="$(git -C .. rev-parse --short HEAD 2>/dev/null || echo unknown)${dirty:+ with uncommitted changes}"
 go test -c -o "$bin/bench.test" .
 (cd .. && go test -c -o "$bin/core.test" .) # the root package's own benchmarks

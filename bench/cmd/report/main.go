@@ -218,8 +218,8 @@ type env struct {
 	values   map[string]string
 	commands []string
 	failed   []string
-	// reruns are the steps run again after the run, on the same commit and
-	// machine, as "rerun: <why>" lines name them.
+	// reruns are the steps run again after the run, on the same machine,
+	// as "rerun: <which, on which commit, why>" lines name them.
 	reruns []string
 }
 

@@ -89,7 +89,7 @@ func (r *report) markdown() string {
 		b.p("Every figure below comes from this one run on this one machine: compare ratios, not absolute")
 	} else {
 		b.p("Every figure below comes from this run on this one machine, but for steps run again after it,")
-		b.p("on the same commit, with the same commands: %s.", strings.Join(r.env.reruns, "; "))
+		b.p("on this machine (each names its commit), with the same commands: %s.", strings.Join(r.env.reruns, "; "))
 		b.p("Compare ratios, not absolute")
 	}
 	b.p("numbers, across machines. Raw outputs are in [bench/](bench/) (`go test -bench` text for benchstat,")
