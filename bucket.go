@@ -287,13 +287,12 @@ func (b *bucket) retire(leaving bool) {
 	// At the head the alarm may be set for b already. An exact alarm is
 	// moved on by Remove; an early one is moved on by RemoveHead the first
 	// time a head at b's expiration is emptied by a timer leaving the wheel,
-	// and otherwise stays (see
-	// delayqueue's lazy.go), so b stays queued too, vacant, for the ring
-	// that alarm was set for, or a caller's advance, to take and release,
-	// unless a timer lands in it first. If b becomes the head after this
-	// look, the queue asks the shard (see dropVacant), which then holds b
-	// vacant.
-	if leaving && w.queue.Early() && w.queue.RemoveHead(b, w.startOf(b.expiration)) {
+	// and otherwise stays (see delayqueue's lazy.go), so b stays queued too,
+	// vacant, for the ring that alarm was set for, or a caller's advance, to
+	// take and release, unless a timer lands in it first. If b becomes the
+	// head after this look, the queue asks the shard (see dropVacant), which
+	// then holds b vacant.
+	if leaving && w.queue.RemoveHead(b, w.startOf(b.expiration)) {
 		// The head, and the first emptied at its expiration: the queue
 		// moved the alarm on to the next head, so nothing rings for b. Not
 		// for a timer filed again at once: its new bucket sets the alarm

@@ -14,9 +14,9 @@ import "time"
 //   - The alarm is never late: it is set at or before the head's expiration
 //     (plus the grace) whenever the queue's lock is free.
 //   - A call that moves the head later, or empties the queue, touches no
-//     runtime timer, but for a take and RemoveHead. A call that moves it earlier than the alarm moves the
-//     alarm there, as time.Timer.Reset does for a timer that becomes its
-//     heap's earliest.
+//     runtime timer, but for a take and RemoveHead. A call that moves it
+//     earlier than the alarm moves the alarm there, as time.Timer.Reset does
+//     for a timer that becomes its heap's earliest.
 //   - A head that comes earlier than the alarm by less than an eighth of
 //     its own time to go (a deadline tightened a little, again and again)
 //     sets the alarm that eighth earlier than the head, so that the next
@@ -86,24 +86,21 @@ func (q *DelayQueue[T]) tookLocked() {
 	}
 }
 
-// RemoveHead removes v from an early queue made by NewIndexed if v is the
-// head, its expiration is expiration, and no head at that expiration was
-// removed by RemoveHead before; it then moves the alarm to the next head,
-// later included, and reports true. Otherwise it changes nothing and
-// reports false: the owner keeps v queued, and the alarm may ring once for
-// it, for nothing (see above). It is for a value emptied before it was due,
-// whose owner would otherwise leave it queued.
+// RemoveHead removes v from an early queue (see Early) if v is the head,
+// its expiration is expiration, and no head at that expiration was removed
+// by RemoveHead before; it then moves the alarm to the next head, later
+// included, and reports true. Otherwise it changes nothing and reports
+// false: the owner keeps v queued, and the alarm may ring once for it, for
+// nothing (see above). It is for a value emptied before it was due, whose
+// owner would otherwise leave it queued. RemoveHead panics on a queue made
+// by New, as Remove does.
 func (q *DelayQueue[T]) RemoveHead(v T, expiration time.Duration) bool {
-	// Without the lock, the common answers: a loop that arms and stops the
-	// head, after the first; a value that is not the head.
-	if time.Duration(q.movedLaterFor.Load()) == expiration || q.Next() != expiration || !q.early {
-		return false
-	}
-	return q.removeHead(v, expiration)
-}
-
-func (q *DelayQueue[T]) removeHead(v T, expiration time.Duration) bool {
 	if q.slot == nil {
+		panic("delayqueue: RemoveHead on a queue made by New, not NewIndexed")
+	}
+	// Without the lock, the common answers: a loop that arms and stops the
+	// head, after the first; a value that is not the head; an exact alarm.
+	if time.Duration(q.movedLaterFor.Load()) == expiration || q.Next() != expiration || !q.early {
 		return false
 	}
 	q.mu.Lock()

@@ -277,4 +277,6 @@ func TestRemoveHeadMovesTheAlarmOnOncePerExpiration(t *testing.T) {
 	v := &lazyValue{id: 5}
 	exact.Offer(v, time.Second)
 	require.False(t, exact.RemoveHead(v, time.Second))
+	require.PanicsWithValue(t, "delayqueue: RemoveHead on a queue made by New, not NewIndexed",
+		func() { New[int](c).RemoveHead(1, time.Second) })
 }

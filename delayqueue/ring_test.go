@@ -65,20 +65,17 @@ func TestRing(t *testing.T) {
 // while armed, goes to a new runtime timer (the old one stopped), because
 // the runtime fixes a heap holding a timer Reset in place by walking the
 // whole heap of its P; after it rang, it is set again on the same timer,
-// which is out of the heap. The moved alarm still rings, once, at its new
-// time, not at the old one.
+// which is out of the heap. The moved alarm still rings once, for the
+// value it was moved for: its first ring takes it.
 func TestRingNeverResetsAnArmedTimer(t *testing.T) {
 	q := New[int](System)
-	type rang struct {
-		value int
-		at    time.Duration // the queue's time at which PollDue took it
-	}
-	rings := make(chan rang, 16)
+	rings := make(chan int, 16)
 	require.True(t, q.Ring(func() {
-		now := q.Now()
-		if v, ok := q.PollDue(now); ok {
-			rings <- rang{v, now}
+		v, ok := q.PollDue(q.Now())
+		if !ok {
+			v = 0 // rang and found nothing due
 		}
+		rings <- v
 		q.Rearm()
 	}))
 	defer q.Clear()
@@ -96,11 +93,11 @@ func TestRingNeverResetsAnArmedTimer(t *testing.T) {
 	require.NotSame(t, first, moved, "the armed alarm was Reset in place")
 	require.False(t, first.t.Stop(), "the replaced timer was left armed")
 	select {
-	case r := <-rings:
-		require.Equal(t, 2, r.value)
-		// A lower bound (never early), not a time limit: the value was
-		// taken at or after its expiration.
-		require.GreaterOrEqual(t, r.at, start+30*time.Millisecond, "taken before it was due")
+	case v := <-rings:
+		// The first ring: one that found nothing would be for the old
+		// setting, or early.
+		require.Equal(t, 2, v, "the first ring did not take the value it was moved for")
+		require.Equal(t, uint64(1), q.Wakeups())
 	case <-time.After(30 * time.Second):
 		t.Fatal("the moved alarm did not ring within 30 s")
 	}
