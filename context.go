@@ -3,6 +3,7 @@ package timingwheel
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,20 +14,19 @@ import (
 //
 // A timeoutCtx is one allocation with its Timer embedded, plus one closure
 // (fire) that is the Timer's callback, the CancelFunc and the hook its
-// parent calls, plus the done channel once Done is called: 224 bytes in 3
-// allocations, against 384 in 5 for context.WithTimeout (BenchmarkWithTimeout,
-// parent=background). To fit in 96 bytes it has no mutex of its own: the mu
+// parent calls, plus the done channel once Done is called: 240 bytes in 3
+// allocations, against 384 in 5 for context.WithTimeout (BenchmarkMatrix,
+// op=ctxbackground). To fit in 112 bytes it has no mutex of its own: the mu
 // of its Timer's shard guards done, extra and the Timer, which also makes
 // "cancel stopped the timer" and "the timer fired" one decision under one
 // lock. Hooks, and the parent's methods, are called with that mu released:
 // the parent, a child or an AfterFunc may live on the same shard.
 //
-// On a parent of package context's (a cancelCtx), watching the parent costs
-// a context.AfterFunc (128 bytes) and extra (64): package context adds its
-// own children to the parent's map for free, which no other package can, so
-// there the wheel context costs 416 bytes against 384.
+// On a parent that is not a wheel context it stands on a
+// context.WithCancel of that parent (see inner.go): 336 bytes in 5
+// allocations against 384 in 5.
 type timeoutCtx struct {
-	parent context.Context
+	parent context.Context // the caller's, or the inner context on it (inner.go)
 	timer  Timer // f is fire; its owner's shard's mu guards the fields below
 	// deadline is in wheel time (since the wheel's epoch); WithDeadline keeps
 	// the caller's exact time.Time in extra.
@@ -34,10 +34,13 @@ type timeoutCtx struct {
 	done     chan struct{}             // made by Done; closedchan if done first
 	result   atomic.Pointer[ctxResult] // nil until done, then never changed
 	extra    *ctxExtra                 // what few contexts need; nil for most
-	// stopParent releases the registration with a parent that can be done
-	// (see watch): most contexts have one, so it is kept here, not in extra,
-	// which would be one more allocation for them.
+	// stopParent releases a registration made through an AfterFunc method
+	// (see watch and watchInner).
 	stopParent func() bool
+	// cancelInner is set, for good, when parent is the context.WithCancel of
+	// the caller's parent that stands between them (see withDeadline): Done
+	// is then parent's, and finish cancels parent.
+	cancelInner context.CancelFunc
 }
 
 // ctxExtra holds what only some contexts need, so that the common one, a
@@ -47,6 +50,7 @@ type ctxExtra struct {
 	deadline    time.Time // WithDeadline: the caller's time, returned as given
 	hasDeadline bool
 	hooks       map[*ctxHook]struct{} // AfterFunc and wheel children, until done
+	watching    bool                  // the context watches its inner parent for the hooks
 }
 
 // A ctxHook is a function to call once the context is done, on the
@@ -152,13 +156,15 @@ var closedchan = func() chan struct{} {
 // its f in a goroutine of its own, as package context does.
 //
 // One difference from package context: when parent is not a wheel context
-// (a package context, such as an http.Request's), the returned context learns
-// that parent is done on a goroutine that package context starts then, since
-// package context cancels synchronously only the contexts it made itself. So
-// once parent's cancel has returned, the context's Err and context.Cause
-// report parent's reason at once (they look at parent), but its Done channel
-// is closed, and its own children are done, a moment later, on that
-// goroutine. A parent made by a wheel has no such gap.
+// (a package context, such as an http.Request's), the returned context's
+// Done is closed, and its Err and context.Cause report parent's reason, by
+// the time parent's cancel returns, but its own children and AfterFuncs are
+// done a moment later, on a goroutine that package context starts then,
+// since package context cancels synchronously only the contexts it made
+// itself. A parent made by a wheel has no such gap. And its timer stays on
+// the wheel (Len counts it) until cancel is called, Err or Value notices the
+// parent is done, or the deadline passes, where package context releases a
+// child's timer with its parent's cancel.
 //
 // On a stopped wheel the timer never fires: the context is done only by
 // cancel or by its parent.
@@ -234,10 +240,19 @@ func (tw *TimingWheel) withDeadline(parent context.Context, now, at time.Duratio
 		c.timer.owner.shard.unlock()
 		return c, context.CancelFunc(c.timer.f)
 	}
+	wheelParent := false
+	if pdone != nil {
+		if _, wheelParent = parent.(*timeoutCtx); !wheelParent {
+			// Package context registers the contexts it makes itself with
+			// their parent, and closes their Done as the parent's cancel
+			// runs; so the context stands on one of those (see inner.go).
+			c.parent, c.cancelInner = context.WithCancel(parent)
+		}
+	}
 	// Due at the first tick that begins at or after the deadline, so the
 	// context cannot be done early (see dueAt).
 	tw.startDue(&c.timer, tw.dueAt(at), now)
-	if pdone != nil && c.result.Load() == nil {
+	if wheelParent && c.result.Load() == nil {
 		c.watch(parent)
 	}
 	return c, context.CancelFunc(c.timer.f)
@@ -336,10 +351,12 @@ func parentIsDone(parent context.Context) bool {
 // parent.
 func (c *timeoutCtx) finish(s *shard, r *ctxResult) {
 	c.result.Store(r)
-	if c.done == nil {
-		c.done = closedchan
-	} else {
-		close(c.done)
+	if c.cancelInner == nil {
+		if c.done == nil {
+			c.done = closedchan
+		} else {
+			close(c.done)
+		}
 	}
 	var hooks map[*ctxHook]struct{}
 	stop := c.stopParent
@@ -349,11 +366,14 @@ func (c *timeoutCtx) finish(s *shard, r *ctxResult) {
 		x.hooks = nil
 	}
 	s.unlock()
+	if stop != nil {
+		stop() // first: the inner parent's cancel would otherwise start its f
+	}
+	if c.cancelInner != nil {
+		c.cancelInner() // closes Done, and releases the caller's parent
+	}
 	for h := range hooks {
 		h.f()
-	}
-	if stop != nil {
-		stop()
 	}
 }
 
@@ -372,7 +392,12 @@ func (c *timeoutCtx) addHook(h *ctxHook) (stop func() bool, added bool) {
 		x.hooks = make(map[*ctxHook]struct{})
 	}
 	x.hooks[h] = struct{}{}
+	watch := c.cancelInner != nil && !x.watching
+	x.watching = true
 	s.unlock()
+	if watch {
+		c.watchInner()
+	}
 	return func() bool {
 		s.mu.Lock()
 		defer s.unlock()
@@ -427,6 +452,9 @@ func (c *timeoutCtx) Deadline() (time.Time, bool) {
 // Done returns a channel closed when the context is done. It is made on the
 // first call, so a context whose Done is never called costs no channel.
 func (c *timeoutCtx) Done() <-chan struct{} {
+	if c.cancelInner != nil {
+		return c.parent.Done()
+	}
 	s := c.shard()
 	s.mu.Lock()
 	if c.done == nil {
@@ -443,12 +471,12 @@ func (c *timeoutCtx) Done() <-chan struct{} {
 
 // Err returns nil while the context is not done, and then why it is done.
 //
-// A parent that is not a wheel context tells its wheel children on a
-// goroutine of its own when it is done (package context cancels at once only
-// the contexts it made itself); Err does not wait for that but looks at the
-// parent, and finishes the context if the parent is done, so that a child's
-// Err, and context.Cause through Value, are set as soon as its parent's are,
-// as with package context. Done's channel is closed by that goroutine.
+// A parent that is not a wheel context does not tell the wheel context at
+// once when it is done (package context cancels at once only the contexts
+// it made itself: the inner context of inner.go); Err does not wait to be
+// told but looks at the parent, and finishes the context if the parent is
+// done, so that a child's Err, and context.Cause through Value, are set as
+// soon as its parent's are, as with package context.
 func (c *timeoutCtx) Err() error {
 	if r := c.result.Load(); r != nil {
 		return r.err
@@ -480,7 +508,11 @@ func (c *timeoutCtx) Value(key any) any {
 // [time left on the wheel's clock]).
 func (c *timeoutCtx) String() string {
 	d, _ := c.Deadline()
-	return contextName(c.parent) + ".WithDeadline(" + d.String() + " [" +
+	name := contextName(c.parent)
+	if c.cancelInner != nil {
+		name = strings.TrimSuffix(name, ".WithCancel")
+	}
+	return name + ".WithDeadline(" + d.String() + " [" +
 		d.Sub(c.shard().wheel.clock.Now()).String() + "])"
 }
 

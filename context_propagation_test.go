@@ -84,6 +84,7 @@ func TestChildrenDoneWhenWheelCancelReturns(t *testing.T) {
 				cancelChild()
 			}
 			require.Equal(t, propagationTrials, doneClosed, "children whose Done was closed when the wheel context's cancel returned")
+			require.Equal(t, propagationTrials, doneClosed, "wheel children whose Done was closed when the parent's cancel returned")
 			require.Equal(t, propagationTrials, errSet, "children whose Err was Canceled when the wheel context's cancel returned")
 		})
 	}
@@ -176,23 +177,28 @@ func TestChildMadeWhileWheelContextIsCancelled(t *testing.T) {
 
 // TestWheelChildOfPackageContext pins what holds for a wheel context whose
 // parent is a package context: once the parent's cancel returns, the child's
-// Err and context.Cause report the parent's reason at once, in every trial;
-// its Done channel, obtained before the cancel, and its own children are
-// done later, on a goroutine package context starts, which the test waits
-// for (package context cancels synchronously only the contexts it made).
+// Done channel, obtained before the cancel, is closed, and its Err and
+// context.Cause report the parent's reason, in every trial; its own children
+// are done later, on a goroutine package context starts, which the test
+// waits for (package context cancels synchronously only the contexts it
+// made, and the wheel context's Done is one of those: see inner.go).
 func TestWheelChildOfPackageContext(t *testing.T) {
 	tw, err := New(time.Millisecond, 64)
 	require.NoError(t, err)
 	defer tw.Stop()
 	cause := errors.New("client went away")
-	var errSet, causeSet, carrierSet int
-	dones := make([]<-chan struct{}, 0, 2*propagationTrials)
+	var doneClosed, errSet, causeSet, carrierSet int
+	dones := make([]<-chan struct{}, 0, propagationTrials)
 	for range propagationTrials {
 		parent, cancelParent := context.WithCancelCause(context.Background())
 		child, cancelChild := tw.WithTimeout(parent, time.Hour)
 		grandchild, cancelGrandchild := context.WithCancel(child)
-		dones = append(dones, child.Done(), grandchild.Done())
+		childDone := child.Done()
+		dones = append(dones, grandchild.Done())
 		cancelParent(cause)
+		if isClosed(childDone) {
+			doneClosed++
+		}
 		// Value first, as Go 1.24's context.Cause asks it before Err (Go
 		// 1.25's asks Err first, which finishes the child for it).
 		if child.Value(cancelCtxKey()) != nil {
@@ -207,6 +213,7 @@ func TestWheelChildOfPackageContext(t *testing.T) {
 		defer cancelGrandchild()
 		defer cancelChild()
 	}
+	require.Equal(t, propagationTrials, doneClosed, "wheel children whose Done was closed when the parent's cancel returned")
 	require.Equal(t, propagationTrials, errSet, "wheel children whose Err was Canceled when the parent's cancel returned")
 	require.Equal(t, propagationTrials, carrierSet, "wheel children that gave context.Cause the parent's cause through Value when the parent's cancel returned")
 	require.Equal(t, propagationTrials, causeSet, "wheel children whose Cause was the parent's when the parent's cancel returned")
@@ -215,7 +222,7 @@ func TestWheelChildOfPackageContext(t *testing.T) {
 		select {
 		case <-done:
 		case <-deadline:
-			t.Fatalf("Done %d of %d (child, grandchild in turn) not closed within 30s of the parent's cancel", i, len(dones))
+			t.Fatalf("grandchild %d of %d: Done not closed within 30s of the parent's cancel", i, len(dones))
 		}
 	}
 }
