@@ -27,7 +27,7 @@ import (
 // allocations against 384 in 5.
 type timeoutCtx struct {
 	parent context.Context // the caller's, or the inner context on it (inner.go)
-	timer  Timer // f is fire; its owner's shard's mu guards the fields below
+	timer  Timer           // f is fire; its owner's shard's mu guards the fields below
 	// deadline is in wheel time (since the wheel's epoch); WithDeadline keeps
 	// the caller's exact time.Time in extra.
 	deadline time.Duration
@@ -240,9 +240,9 @@ func (tw *TimingWheel) withDeadline(parent context.Context, now, at time.Duratio
 		c.timer.owner.shard.unlock()
 		return c, context.CancelFunc(c.timer.f)
 	}
-	wheelParent := false
+	wp, wheelParent := parent.(*timeoutCtx)
 	if pdone != nil {
-		if _, wheelParent = parent.(*timeoutCtx); !wheelParent {
+		if !wheelParent {
 			// Package context registers the contexts it makes itself with
 			// their parent, and closes their Done as the parent's cancel
 			// runs; so the context stands on one of those (see inner.go).
@@ -253,28 +253,25 @@ func (tw *TimingWheel) withDeadline(parent context.Context, now, at time.Duratio
 	// context cannot be done early (see dueAt).
 	tw.startDue(&c.timer, tw.dueAt(at), now)
 	if wheelParent && c.result.Load() == nil {
-		c.watch(parent)
+		c.watch(wp)
 	}
 	return c, context.CancelFunc(c.timer.f)
 }
 
-// watch arranges for c to be done when its parent is, without a goroutine
-// while both are pending.
-func (c *timeoutCtx) watch(parent context.Context) {
-	var stop func() bool
-	if p, ok := parent.(*timeoutCtx); ok {
-		var added bool
-		if stop, added = p.addHook(&ctxHook{f: c.timer.f}); !added {
-			c.timer.f() // p is done: so is c, before withDeadline returns
-			return
-		}
-	} else {
-		// For package context's contexts, and any with an AfterFunc
-		// method, this costs no goroutine until the parent is done. Package
-		// context then calls c's fire on a goroutine of its own: it cancels
-		// synchronously only the contexts it made itself (see Err).
-		stop = context.AfterFunc(parent, c.timer.f)
+// watch arranges for c to be done when p, its parent, is, without a
+// goroutine while both are pending: p calls c's fire as p's cancel runs.
+func (c *timeoutCtx) watch(p *timeoutCtx) {
+	stop, added := p.addHook(&ctxHook{f: c.timer.f})
+	if !added {
+		c.timer.f() // p is done: so is c, before withDeadline returns
+		return
 	}
+	c.keepStop(stop)
+}
+
+// keepStop keeps stop, which releases a registration just made, for finish
+// to call; if c was done meanwhile, it calls stop at once.
+func (c *timeoutCtx) keepStop(stop func() bool) {
 	s := c.shard()
 	s.mu.Lock()
 	if c.result.Load() != nil {

@@ -29,14 +29,5 @@ import "context"
 // watchInner arranges for the hooks to run once the inner context is done:
 // package context then calls c's fire on a goroutine of its own.
 func (c *timeoutCtx) watchInner() {
-	stop := context.AfterFunc(c.parent, c.timer.f)
-	s := c.shard()
-	s.mu.Lock()
-	if c.result.Load() != nil {
-		s.unlock()
-		stop()
-		return
-	}
-	c.stopParent = stop
-	s.unlock()
+	c.keepStop(context.AfterFunc(c.parent, c.timer.f))
 }
