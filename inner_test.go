@@ -1,0 +1,109 @@
+package timingwheel
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestInnerContextRaces races the three ways a wheel context on a package
+// parent can be done (the parent's cancel with a cause, its own cancel, its
+// deadline), with a package child and a context.AfterFunc on it. Whichever
+// wins: Done closes, Err is set for good and agrees with Cause (the parent's
+// cause, Canceled, or the timeout's cause), the child reports the same Err,
+// the AfterFunc runs exactly once, and no timer is left on the wheel once
+// every cancel has been called.
+func TestInnerContextRaces(t *testing.T) {
+	tw, err := New(time.Millisecond, 64)
+	require.NoError(t, err)
+	defer tw.Stop()
+	parentCause := errors.New("client went away")
+	const n = 2000
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	outcomes := map[string]int{}
+	for i := range n {
+		parent, cancelParent := context.WithCancelCause(context.Background())
+		ctx, cancel := tw.WithTimeoutCause(parent, time.Duration(1+i%4)*time.Millisecond, errCause)
+		child, cancelChild := context.WithCancel(ctx)
+		var ran atomic.Int32
+		stopAfter := context.AfterFunc(ctx, func() { ran.Add(1) })
+		wg.Add(3)
+		go func() {
+			defer wg.Done()
+			time.Sleep(time.Duration(i%3) * time.Millisecond)
+			cancelParent(parentCause)
+		}()
+		go func() {
+			defer wg.Done()
+			time.Sleep(time.Duration(i%5) * time.Millisecond)
+			cancel()
+		}()
+		go func() {
+			defer wg.Done()
+			defer cancelChild()
+			<-ctx.Done()
+			first := ctx.Err()
+			var want error
+			switch first {
+			case context.Canceled:
+				want = context.Canceled // own cancel
+				if context.Cause(ctx) == parentCause {
+					want = parentCause
+				}
+			case context.DeadlineExceeded:
+				want = errCause
+			default:
+				t.Errorf("Err %v after Done closed", first)
+				return
+			}
+			assert.Equal(t, want, context.Cause(ctx), "Cause for Err %v", first)
+			awaitDone(t, child)
+			assert.Equal(t, first, child.Err(), "the child's Err")
+			assert.Equal(t, first, ctx.Err(), "Err changed")
+			deadline := time.Now().Add(10 * time.Second)
+			for ran.Load() == 0 && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
+			assert.False(t, stopAfter(), "AfterFunc not yet run or stopped after Done")
+			assert.Equal(t, int32(1), ran.Load(), "AfterFunc runs")
+			mu.Lock()
+			outcomes[want.Error()]++
+			mu.Unlock()
+		}()
+	}
+	waitWithin(t, &wg, "every racing goroutine")
+	assert.Equal(t, 0, tw.Len(), "timers left once every cancel was called")
+	t.Logf("outcomes: %v", outcomes)
+}
+
+// TestInnerContextTellsItsHooks: with nothing calling the wheel context's
+// methods, its parent's cancel still reaches its package child and its
+// context.AfterFunc (watchInner), on package context's goroutine.
+func TestInnerContextTellsItsHooks(t *testing.T) {
+	tw, err := New(time.Millisecond, 64)
+	require.NoError(t, err)
+	defer tw.Stop()
+	parent, cancelParent := context.WithCancelCause(context.Background())
+	ctx, cancel := tw.WithTimeout(parent, time.Hour)
+	defer cancel()
+	child, cancelChild := context.WithCancel(ctx)
+	defer cancelChild()
+	ran := make(chan struct{})
+	context.AfterFunc(ctx, func() { close(ran) })
+	cancelParent(errCause)
+	for what, done := range map[string]<-chan struct{}{"the child's Done": child.Done(), "the AfterFunc": ran} {
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: not done within 30 s of the parent's cancel", what)
+		}
+	}
+	assert.Equal(t, errCause, context.Cause(child))
+}
