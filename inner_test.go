@@ -14,8 +14,9 @@ import (
 
 // TestInnerContextRaces races the three ways a wheel context on a package
 // parent can be done (the parent's cancel with a cause, its own cancel, its
-// deadline), with a package child and a context.AfterFunc on it. Whichever
-// wins: Done closes, Err is set for good and agrees with Cause (the parent's
+// deadline), with a package child and a context.AfterFunc on it; one
+// iteration in four cancels the parent only after the context is done.
+// Whichever wins: Done closes, Err is set for good and agrees with Cause (the parent's
 // cause, Canceled, or the timeout's cause), the child reports the same Err,
 // the AfterFunc runs exactly once, and no timer is left on the wheel once
 // every cancel has been called.
@@ -37,6 +38,9 @@ func TestInnerContextRaces(t *testing.T) {
 		wg.Add(3)
 		go func() {
 			defer wg.Done()
+			if i%4 == 0 {
+				return // the parent is cancelled after ctx is done: Done must close without it
+			}
 			time.Sleep(time.Duration(i%3) * time.Millisecond)
 			cancelParent(parentCause)
 		}()
@@ -48,6 +52,7 @@ func TestInnerContextRaces(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			defer cancelChild()
+			defer cancelParent(nil)
 			<-ctx.Done()
 			first := ctx.Err()
 			var want error
