@@ -18,8 +18,9 @@ import "context"
 //     closes Done and removes the inner context from the parent's map;
 //   - the hooks need to learn that the parent is done, which the inner
 //     context does not tell: the first hook registers c's fire with it
-//     through context.AfterFunc (watchInner), as watch does with a parent
-//     that is not a wheel context's.
+//     through context.AfterFunc (watchInner), which package context calls
+//     on a goroutine of its own; so a child of the wheel context is done a
+//     moment after the parent's cancel returns, not before (WithTimeout).
 //
 // The parent's cancel does not reach the wheel context's Timer: it stays
 // until cancel, until Err or Value finds the inner context done, or until
