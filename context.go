@@ -241,13 +241,11 @@ func (tw *TimingWheel) withDeadline(parent context.Context, now, at time.Duratio
 		return c, context.CancelFunc(c.timer.f)
 	}
 	wp, wheelParent := parent.(*timeoutCtx)
-	if pdone != nil {
-		if !wheelParent {
-			// Package context registers the contexts it makes itself with
-			// their parent, and closes their Done as the parent's cancel
-			// runs; so the context stands on one of those (see inner.go).
-			c.parent, c.cancelInner = context.WithCancel(parent)
-		}
+	if pdone != nil && !wheelParent {
+		// Package context registers the contexts it makes itself with their
+		// parent, and closes their Done as the parent's cancel runs; so the
+		// context stands on one of those (see inner.go).
+		c.parent, c.cancelInner = context.WithCancel(parent)
 	}
 	// Due at the first tick that begins at or after the deadline, so the
 	// context cannot be done early (see dueAt).
@@ -348,12 +346,12 @@ func parentIsDone(parent context.Context) bool {
 // parent.
 func (c *timeoutCtx) finish(s *shard, r *ctxResult) {
 	c.result.Store(r)
-	if c.cancelInner == nil {
-		if c.done == nil {
-			c.done = closedchan
-		} else {
-			close(c.done)
-		}
+	switch {
+	case c.cancelInner != nil: // Done is the inner context's: closed below
+	case c.done == nil:
+		c.done = closedchan
+	default:
+		close(c.done)
 	}
 	var hooks map[*ctxHook]struct{}
 	stop := c.stopParent

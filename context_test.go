@@ -490,6 +490,13 @@ func TestContextDeadlineAndString(t *testing.T) {
 	dl, _ := timeout.Deadline()
 	assert.True(t, dl.Equal(fc.Now().Add(time.Minute)))
 	assert.Equal(t, ctx.(fmt.Stringer).String()+".WithDeadline("+dl.String()+" [1m0s])", timeout.(fmt.Stringer).String())
+
+	// On a package parent the inner context (inner.go) is not named.
+	parent, cancelParent := context.WithCancel(context.Background())
+	defer cancelParent()
+	onPackage, cancelOnPackage := tw.WithDeadline(parent, at)
+	defer cancelOnPackage()
+	assert.Equal(t, "context.Background.WithCancel.WithDeadline("+at.String()+" [1m30s])", onPackage.(fmt.Stringer).String())
 }
 
 // TestContextOnEveryExecutor expires a wheel context with wheel and package
