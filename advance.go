@@ -67,7 +67,14 @@ func graceFor(tick time.Duration) time.Duration { return min(2*tick, maxGrace) }
 // WithInlineCallbacks callbacks run on the poller only, so callers never
 // advance the wheel.
 func (tw *TimingWheel) help(now time.Duration) {
-	if now < tw.queue.Next() || tw.exec.mode == execInline || !tw.adv.mu.TryLock() {
+	if now >= tw.queue.Next() { // small enough to inline: most calls stop here
+		tw.helpDue(now)
+	}
+}
+
+// helpDue is help once a bucket is due.
+func (tw *TimingWheel) helpDue(now time.Duration) {
+	if tw.exec.mode == execInline || !tw.adv.mu.TryLock() {
 		return
 	}
 	tw.queue.SetGrace(tw.adv.grace)

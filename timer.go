@@ -242,23 +242,30 @@ func (s *shard) stopLocked(e *Timer) bool {
 // received from C after Reset returns (package time's behaviour since Go
 // 1.23).
 func (t *Timer) Reset(d time.Duration) bool {
-	if t.owner == nil {
+	o := t.owner
+	if o == nil {
 		panic("timingwheel: Reset called on uninitialized Timer")
 	}
-	return t.resetAt(d, t.entry().owner.shard.wheel.queue.Now())
+	return t.reset(o, d, o.shard.wheel.queue.Now())
 }
 
 // resetAt is Reset with the clock read by the caller: wheel time now.
-func (t *Timer) resetAt(d, now time.Duration) bool {
-	e := t.entry()
-	s, sched := e.owner.shard, e.owner.schedule
+func (t *Timer) resetAt(d, now time.Duration) bool { return t.reset(t.owner, d, now) }
+
+// reset is Reset with t's owner o, which is also its entry's, loaded once.
+func (t *Timer) reset(o *owner, d, now time.Duration) bool {
+	e := t
+	if n := o.node; n != nil {
+		e = &n.node
+	}
+	s, sched := o.shard, o.schedule
 	tw := s.wheel
 	due := tw.dueAfter(now, d)
 	s.mu.Lock()
 	if sched != nil {
 		due = sched.resetLocked(tw, now, d, due)
 	}
-	if ct := e.owner.node; ct != nil && d > strongHorizon {
+	if ct := o.node; ct != nil && d > strongHorizon {
 		s.rearmWeakLocked(ct) // before the node may sit in a bucket past the horizon
 	}
 	active := e.state == statePending
