@@ -146,7 +146,7 @@ func (tw *TimingWheel) poll() {
 	}
 	for tw.queue.Wait(tw.exit) {
 		tw.adv.mu.Lock()
-		now := tw.queue.Now()
+		now := tw.now()
 		if tw.queue.Next() <= now {
 			if now-tw.adv.lastHelp > 2*tw.adv.grace {
 				tw.queue.SetGrace(0)
@@ -157,7 +157,7 @@ func (tw *TimingWheel) poll() {
 			// takes a share.
 			tw.adv.mu.Unlock()
 			tw.adv.mu.Lock()
-			now = tw.queue.Now()
+			now = tw.now()
 		}
 		tw.adv.mu.Unlock()
 	}
@@ -178,7 +178,7 @@ func (tw *TimingWheel) ring() {
 	a := &tw.adv
 	a.mu.Lock()
 	a.ringing = true
-	now := tw.queue.Now()
+	now := tw.now()
 	if tw.queue.Next() <= now && now-a.lastHelp > 2*a.grace {
 		tw.queue.SetGrace(0)
 	}
@@ -187,7 +187,7 @@ func (tw *TimingWheel) ring() {
 		a.mu.Unlock() // let a caller in between chunks, as poll does
 		a.mu.Lock()
 		a.ringing = true
-		now = tw.queue.Now()
+		now = tw.now()
 	}
 	f := a.held
 	a.held, a.ringing = nil, false

@@ -88,7 +88,7 @@ func (tw *TimingWheel) NewTimer(d time.Duration) *Timer {
 	if d > strongHorizon {
 		owe = ct // weakened by the sweep if still pending then (weakdefer.go)
 	}
-	now := tw.queue.Now()
+	now := tw.now()
 	tw.startOwing(&ct.node, tw.dueAfter(now, d), now, owe) // sets ct.owner.shard
 	return &Timer{C: c, owner: &ct.owner}
 }

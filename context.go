@@ -179,7 +179,7 @@ func (tw *TimingWheel) WithTimeoutCause(parent context.Context, d time.Duration,
 	if parent == nil {
 		panic("cannot create context from nil parent")
 	}
-	now := tw.queue.Now()
+	now := tw.now()
 	return tw.withDeadline(parent, now, addDuration(now, d), time.Time{}, false, cause)
 }
 
@@ -199,7 +199,7 @@ func (tw *TimingWheel) WithDeadlineCause(parent context.Context, deadline time.T
 	if parent == nil {
 		panic("cannot create context from nil parent")
 	}
-	return tw.withDeadline(parent, tw.queue.Now(), deadline.Sub(tw.epoch), deadline, true, cause)
+	return tw.withDeadline(parent, tw.now(), deadline.Sub(tw.epoch), deadline, true, cause)
 }
 
 // withDeadline makes the context due at wheel time at, read at wheel time

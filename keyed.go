@@ -139,7 +139,7 @@ func (k *Keyed[K]) AfterFunc(key K, d time.Duration, f func()) (replaced bool) {
 	defer s.mu.Unlock()
 	// Read with mu held (see keyedShard.mu), and only once: the deadline
 	// reported is exactly the one the wheel arms.
-	now := tw.queue.Now()
+	now := tw.now()
 	if e := s.m[key]; e != nil {
 		e.f, e.deadline = f, addDuration(now, d)
 		e.rearmLocked(d, now)
@@ -170,7 +170,7 @@ func (k *Keyed[K]) Reset(key K, d time.Duration) bool {
 	if e == nil {
 		return false
 	}
-	now := k.tw.queue.Now() // with mu held (see keyedShard.mu)
+	now := k.tw.now() // with mu held (see keyedShard.mu)
 	e.deadline = addDuration(now, d)
 	e.rearmLocked(d, now)
 	return true

@@ -132,7 +132,7 @@ func (tw *TimingWheel) ScheduleFunc(s Scheduler, f func(), opts ...ScheduleOptio
 	}
 	sched.owner = owner{shard: sh, schedule: sched}
 	t := &Timer{owner: &sched.owner, f: f}
-	now := tw.queue.Now()
+	now := tw.now()
 	sh.mu.Lock()
 	var first time.Time
 	var due int64

@@ -64,7 +64,7 @@ func (tw *TimingWheel) NewTicker(d time.Duration) *Ticker {
 		panic("timingwheel: non-positive interval for NewTicker")
 	}
 	c, ct := newChanTimer(d)
-	now := tw.queue.Now()
+	now := tw.now()
 	ct.next = addDuration(now, d) // before the node is armed, which publishes it
 	// A Ticker never stops firing: only a weak one can be released, which
 	// the sweep makes it if it is still ticking then (weakdefer.go).
@@ -120,7 +120,7 @@ func (t *Ticker) Reset(d time.Duration) {
 	ct := t.node
 	e, s := &ct.node, ct.owner.shard
 	tw := s.wheel
-	now := tw.queue.Now()
+	now := tw.now()
 	s.mu.Lock()
 	if e.state == statePending {
 		e.unlink(false)

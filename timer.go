@@ -133,7 +133,7 @@ func (tw *TimingWheel) afterFuncAt(d time.Duration, f func(), now time.Duration)
 // helps advance the wheel. t's owner is nil, for a one-shot AfterFunc timer,
 // which takes its shard's owner, or its own, whose shard start sets.
 func (tw *TimingWheel) start(t *Timer, d time.Duration) {
-	now := tw.queue.Now()
+	now := tw.now()
 	tw.startDue(t, tw.dueAfter(now, d), now)
 }
 
@@ -246,7 +246,7 @@ func (t *Timer) Reset(d time.Duration) bool {
 	if o == nil {
 		panic("timingwheel: Reset called on uninitialized Timer")
 	}
-	return t.reset(o, d, o.shard.wheel.queue.Now())
+	return t.reset(o, d, o.shard.wheel.now())
 }
 
 // resetAt is Reset with the clock read by the caller: wheel time now.

@@ -42,6 +42,8 @@ type TimingWheel struct {
 	// rings is set when the wheel has no poller: its alarm starts a
 	// goroutine that advances the wheel (see ring).
 	rings bool
+	// system is set when the clock is delayqueue.System (see now).
+	system bool
 	// pollerID is the poller goroutine's id, with WithInlineCallbacks only:
 	// Stop called from an inline callback must not wait for the poller.
 	pollerID atomic.Uint64
@@ -105,6 +107,7 @@ func build(tick time.Duration, wheelSize int, opts []Option) (*TimingWheel, erro
 		done:      make(chan struct{}),
 	}
 	tw.epoch = tw.queue.Epoch()
+	tw.system = cfg.clock == delayqueue.System
 	tw.queue.DropIf(dropVacant)
 	// The queue's grace starts at 0: the poller rings on time until callers
 	// show they keep up (see help). Inline: callers never advance the wheel.
@@ -124,6 +127,18 @@ func build(tick time.Duration, wheelSize int, opts []Option) (*TimingWheel, erro
 		tw.exec.pool = newPool(cfg.workers)
 	}
 	return tw, nil
+}
+
+// now returns the wheel's time, tw.queue.Now(). On the system clock it reads
+// time.Since(epoch) itself: a call and a generic dictionary fewer on every
+// AfterFunc, Reset and context (docs/design/matrix-floors.md, "Reset").
+func (tw *TimingWheel) now() time.Duration {
+	if tw.system {
+		if d := time.Since(tw.epoch); d >= 0 && d != never {
+			return d
+		}
+	}
+	return tw.queue.Now()
 }
 
 // timeOf converts wheel time (since epoch) to the clock's time.

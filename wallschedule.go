@@ -44,7 +44,7 @@ func (s *shard) wallTickLocked(next, wall time.Time, now time.Duration) int64 {
 // due on the monotonic clock, and the wall clock says whether its run has.
 func (sh *shard) rearmWallLocked(t *Timer) func() {
 	tw, s := sh.wheel, t.owner.schedule
-	now, wall := tw.queue.Now(), tw.wallNow()
+	now, wall := tw.now(), tw.wallNow()
 	if wall.Before(s.next) {
 		// Not yet by the wall clock: it stepped back, or this is a
 		// re-check of a run more than wallRecheck ahead. Wait for the rest;
