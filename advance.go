@@ -67,7 +67,7 @@ func graceFor(tick time.Duration) time.Duration { return min(2*tick, maxGrace) }
 // WithInlineCallbacks callbacks run on the poller only, so callers never
 // advance the wheel.
 func (tw *TimingWheel) help(now time.Duration) {
-	if now >= tw.queue.Next() { // small enough to inline: most calls stop here
+	if now >= tw.queue.Next() { // inlined: nearly every call ends here
 		tw.helpDue(now)
 	}
 }

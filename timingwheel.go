@@ -131,7 +131,8 @@ func build(tick time.Duration, wheelSize int, opts []Option) (*TimingWheel, erro
 
 // now returns the wheel's time, tw.queue.Now(). On the system clock it reads
 // time.Since(epoch) itself: a call and a generic dictionary fewer on every
-// AfterFunc, Reset and context (docs/design/matrix-floors.md, "Reset").
+// AfterFunc, Reset and context (docs/design/matrix-floors.md, "The calls
+// around the clock").
 func (tw *TimingWheel) now() time.Duration {
 	if tw.system {
 		if d := time.Since(tw.epoch); d >= 0 && d != never {
