@@ -42,7 +42,7 @@ func (tw *TimingWheel) idle() bool {
 
 // currentTick returns the current tick of t's shard.
 func (t *Timer) currentTick() int64 {
-	s := t.entry().owner.shard
+	s := t.owner.shard
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.currentTick

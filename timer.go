@@ -48,10 +48,10 @@ type owner struct {
 	ch   chanRef
 }
 
-// entry returns the Timer that is in the wheel's buckets for t: t itself,
-// or for a channel timer the node that stands for it.
-func (t *Timer) entry() *Timer {
-	if n := t.owner.node; n != nil {
+// entry returns the Timer that is in the wheel's buckets for t, whose owner
+// o is: t itself, or for a channel timer the node that stands for it.
+func (o *owner) entry(t *Timer) *Timer {
+	if n := o.node; n != nil {
 		return &n.node
 	}
 	return t
@@ -181,11 +181,11 @@ func (tw *TimingWheel) startOwing(t *Timer, due int64, now time.Duration, owe *c
 // does not advance the wheel (it reads no clock). On a stopped wheel, Stop
 // reports true once for a timer that was pending.
 func (t *Timer) Stop() bool {
-	if t.owner == nil {
+	o := t.owner
+	if o == nil {
 		panic("timingwheel: Stop called on uninitialized Timer")
 	}
-	e := t.entry()
-	s := e.owner.shard
+	e, s := o.entry(t), o.shard
 	s.mu.Lock()
 	stopped := s.stopLocked(e)
 	if t.C == nil { // an AfterFunc timer: no channel, so no collector either
@@ -254,10 +254,7 @@ func (t *Timer) resetAt(d, now time.Duration) bool { return t.reset(t.owner, d, 
 
 // reset is Reset with t's owner o, which is also its entry's, loaded once.
 func (t *Timer) reset(o *owner, d, now time.Duration) bool {
-	e := t
-	if n := o.node; n != nil {
-		e = &n.node
-	}
+	e := o.entry(t)
 	s, sched := o.shard, o.schedule
 	tw := s.wheel
 	due := tw.dueAfter(now, d)

@@ -45,7 +45,7 @@ func TestFullVacantListGivesUpTheOldest(t *testing.T) {
 	var emptied []*bucket
 	for i := range 5 {
 		tm := tw.AfterFunc(time.Duration(i+1)*100*time.Millisecond, noop)
-		emptied = append(emptied, tm.entry().bucket)
+		emptied = append(emptied, tm.owner.entry(tm).bucket)
 		require.True(t, tm.Stop())
 	}
 	require.NotSame(t, emptied[0], emptied[4])
