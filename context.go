@@ -317,6 +317,7 @@ func (c *timeoutCtx) fire() {
 	s.mu.Lock()
 	if c.result.Load() != nil {
 		s.unlock()
+		c.settle()
 		return
 	}
 	stopped := s.stopLocked(&c.timer)
@@ -327,6 +328,18 @@ func (c *timeoutCtx) fire() {
 		}
 	}
 	c.finish(s, r)
+}
+
+// settle returns once Done is closed, for a context whose result is stored.
+// finish closes an inner context's Done (inner.go) only after storing the
+// result and releasing the lock; a cancel or an Err that finds the result
+// in between must not return before Done is closed, as package context's
+// do not. Cancelling the inner context again returns once the first cancel
+// has closed it, or is that cancel.
+func (c *timeoutCtx) settle() {
+	if c.cancelInner != nil {
+		c.cancelInner()
+	}
 }
 
 func parentIsDone(parent context.Context) bool {
@@ -474,6 +487,7 @@ func (c *timeoutCtx) Done() <-chan struct{} {
 // soon as its parent's are, as with package context.
 func (c *timeoutCtx) Err() error {
 	if r := c.result.Load(); r != nil {
+		c.settle()
 		return r.err
 	}
 	if pdone := c.parent.Done(); pdone != nil {

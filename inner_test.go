@@ -112,3 +112,38 @@ func TestInnerContextTellsItsHooks(t *testing.T) {
 	}
 	assert.Equal(t, errCause, context.Cause(child))
 }
+
+// TestInnerContextDoneWhenCancelReturns holds a wheel context on a package
+// parent where finish leaves it for a moment, when an expiry on the wheel's
+// goroutine has stored the result but not yet cancelled the inner context:
+// a cancel or an Err that comes then returns only once Done is closed, as
+// with package context (the matrix's ctxcancelparent cells check the first
+// after every cancel, and failed on it once in about a million).
+func TestInnerContextDoneWhenCancelReturns(t *testing.T) {
+	tw, err := New(time.Millisecond, 64)
+	require.NoError(t, err)
+	defer tw.Stop()
+	parent, cancelParent := context.WithCancel(context.Background())
+	defer cancelParent()
+	for name, call := range map[string]func(context.Context, context.CancelFunc){
+		"cancel": func(_ context.Context, cancel context.CancelFunc) { cancel() },
+		"Err":    func(ctx context.Context, _ context.CancelFunc) { require.Error(t, ctx.Err()) },
+	} {
+		ctx, cancel := tw.WithTimeout(parent, time.Hour)
+		c := ctx.(*timeoutCtx)
+		s := c.shard()
+		s.mu.Lock()
+		require.True(t, s.stopLocked(&c.timer))
+		c.result.Store(newResult(context.DeadlineExceeded, context.DeadlineExceeded))
+		s.unlock()
+		call(ctx, cancel)
+		select {
+		case <-ctx.Done():
+		default:
+			t.Errorf("%s returned before Done was closed", name)
+		}
+		assert.Equal(t, context.DeadlineExceeded, ctx.Err(), name)
+		c.cancelInner() // what finish would have done
+	}
+	assert.Equal(t, 0, tw.Len())
+}
